@@ -1,0 +1,51 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "capctl",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "capctl", targets: ["capctl"]),
+        .library(name: "CaptureKit", targets: ["CaptureKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CV4L2",
+            pkgConfig: "libv4l2",
+            providers: [.apt(["libv4l-dev"])]
+        ),
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]
+        ),
+        .target(
+            name: "CaptureKit",
+            dependencies: ["CV4L2", "CALSA", "CFFmpeg"]
+        ),
+        .executableTarget(
+            name: "capctl",
+            dependencies: [
+                "CaptureKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "CaptureKitTests",
+            dependencies: ["CaptureKit"]
+        ),
+        .testTarget(
+            name: "capctlTests",
+            dependencies: ["capctl"]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call: which call (with the request it made, such as
+/// `ioctl(VIDIOC_QUERYCAP)`) and the `errno` it returned.
+public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The call and, for ioctl, its request name.
+    public let call: String
+    /// The value of `errno` the call left.
+    public let errno: Int32
+
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    /// The C library's text for `errno`, such as "Device or resource busy".
+    public var reason: String { String(cString: strerror(errno)) }
+
+    public var description: String { "\(call): \(reason)" }
+}
+
+/// Runs a system call that returns -1 on failure, retrying while it is
+/// interrupted by a signal (EINTR), and throws an error naming the call
+/// otherwise.
+@discardableResult
+func systemCall(_ name: @autoclosure () -> String, _ body: () -> Int32) throws(SystemCallError) -> Int32 {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = Glibc.errno
+        if code == EINTR { continue }
+        throw SystemCallError(call: name(), errno: code)
+    }
+}
