@@ -1,6 +1,57 @@
 import ArgumentParser
+import CaptureKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
+/// The `capctl` command: parses a subcommand and hands it to CaptureKit.
 @main
 struct Capctl: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "capctl", abstract: "Record from cameras and microphones.")
+    static let configuration = CommandConfiguration(
+        commandName: "capctl",
+        abstract: "Record from cameras and microphones, and probe what they can do.",
+        discussion: """
+        capctl lists capture devices (V4L2 cameras, ALSA microphones) and probes their formats.
+
+        DEVICES
+          Wherever a command takes a device, it accepts the device node or ALSA name \
+        (/dev/video0, hw:Loopback,1), its unique ID as 'capctl list-devices' prints it, or \
+        video:N / audio:N, the N-th device of that kind in the list (counting from 0).
+
+        OUTPUT
+          Results go to stdout, diagnostics to stderr as one line each. With --json, \
+        commands print one JSON document whose field names are stable.
+
+        \(ExitStatus.helpText)
+        """,
+        version: "0.1.0",
+        subcommands: [ListDevices.self, Formats.self]
+    )
+
+    /// Runs the command line. Failures print one line on stderr and exit with
+    /// the documented status; help and version requests print as usual.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            Diagnostics.error(failure.message)
+            Glibc.exit(failure.status.rawValue)
+        } catch let error as DeviceError {
+            let failure = CommandFailure(error)
+            Diagnostics.error(failure.message)
+            Glibc.exit(failure.status.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is CleanExit {
+                exit(withError: error)
+            }
+            // Parsing and validation errors: one line naming the problem and
+            // where to look, instead of the full usage text.
+            let message = self.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+            let stripped = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+            Diagnostics.error("\(stripped) (see 'capctl help')")
+            Glibc.exit(code.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+    }
 }

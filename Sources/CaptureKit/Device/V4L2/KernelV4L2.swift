@@ -23,8 +23,8 @@ public struct KernelV4L2: V4L2Interface {
 /// An open node; every request goes through `request(_:_:_:)`, which names
 /// the ioctl in any error.
 final class KernelV4L2Node: V4L2Node {
-    private let fd: Int32
-    private let throughLibv4l2: Bool
+    let fd: Int32
+    let throughLibv4l2: Bool
     /// Capture buffer type of this node, multi-planar or not, known after QUERYCAP.
     private var captureBufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
 
@@ -38,7 +38,7 @@ final class KernelV4L2Node: V4L2Node {
     }
 
     /// Issues one ioctl, retrying EINTR.
-    private func request<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) {
+    func request<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) {
         let libv4l2 = throughLibv4l2
         let fd = self.fd
         _ = try withUnsafeMutablePointer(to: &argument) { (pointer: UnsafeMutablePointer<T>) throws(SystemCallError) in
@@ -49,7 +49,7 @@ final class KernelV4L2Node: V4L2Node {
     }
 
     /// Like `request`, but an index past the end (EINVAL) answers false.
-    private func enumerate<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) -> Bool {
+    func enumerate<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) -> Bool {
         do {
             try request(name, number, &argument)
             return true

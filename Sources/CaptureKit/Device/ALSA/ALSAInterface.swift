@@ -1,0 +1,32 @@
+/// The seam between CaptureKit and ALSA, so tests can replay a recorded
+/// sound system through a fake; `KernelALSA` is the real implementation.
+public protocol ALSAInterface: Sendable {
+    /// Every PCM device on every card that has a capture stream.
+    func captureDevices() -> [ALSACaptureDescription]
+    /// What the PCM named `name` accepts for capture, one entry per sample
+    /// format. Throws the error of `snd_pcm_open` (errno) when it cannot be opened.
+    func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat]
+}
+
+/// One PCM device with a capture stream, as the card's control interface reports it.
+public struct ALSACaptureDescription: Sendable, Hashable {
+    public var cardIndex: Int32
+    /// The card's stable identifier, such as `Loopback` or `PCH`.
+    public var cardID: String
+    public var cardName: String
+    public var driver: String
+    public var device: Int32
+    public var pcmName: String
+    /// How many capture subdevices the device has.
+    public var subdevices: UInt32
+
+    public init(cardIndex: Int32, cardID: String, cardName: String, driver: String, device: Int32, pcmName: String, subdevices: UInt32) {
+        self.cardIndex = cardIndex
+        self.cardID = cardID
+        self.cardName = cardName
+        self.driver = driver
+        self.device = device
+        self.pcmName = pcmName
+        self.subdevices = subdevices
+    }
+}

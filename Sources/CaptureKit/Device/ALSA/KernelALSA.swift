@@ -1,0 +1,87 @@
+import CALSA
+
+/// The real ALSA interface, through alsa-lib.
+public struct KernelALSA: ALSAInterface {
+    public init() {
+        calsa_silence_library_errors()
+    }
+
+    public func captureDevices() -> [ALSACaptureDescription] {
+        var found: [ALSACaptureDescription] = []
+        var card: Int32 = -1
+        while snd_card_next(&card) == 0, card >= 0 {
+            found += captureDevices(onCard: card)
+        }
+        return found
+    }
+
+    private func captureDevices(onCard card: Int32) -> [ALSACaptureDescription] {
+        var control: OpaquePointer?
+        guard snd_ctl_open(&control, "hw:\(card)", 0) == 0, let control else { return [] }
+        defer { snd_ctl_close(control) }
+
+        var cardInfo: OpaquePointer?
+        guard snd_ctl_card_info_malloc(&cardInfo) == 0, let cardInfo else { return [] }
+        defer { snd_ctl_card_info_free(cardInfo) }
+        guard snd_ctl_card_info(control, cardInfo) == 0 else { return [] }
+        let cardID = String(cString: snd_ctl_card_info_get_id(cardInfo))
+        let cardName = String(cString: snd_ctl_card_info_get_name(cardInfo))
+        let driver = String(cString: snd_ctl_card_info_get_driver(cardInfo))
+
+        var pcmInfo: OpaquePointer?
+        guard snd_pcm_info_malloc(&pcmInfo) == 0, let pcmInfo else { return [] }
+        defer { snd_pcm_info_free(pcmInfo) }
+
+        var found: [ALSACaptureDescription] = []
+        var device: Int32 = -1
+        while snd_ctl_pcm_next_device(control, &device) == 0, device >= 0 {
+            snd_pcm_info_set_device(pcmInfo, UInt32(device))
+            snd_pcm_info_set_subdevice(pcmInfo, 0)
+            snd_pcm_info_set_stream(pcmInfo, SND_PCM_STREAM_CAPTURE)
+            // Fails (ENOENT) for devices without a capture stream.
+            guard snd_ctl_pcm_info(control, pcmInfo) == 0 else { continue }
+            found.append(ALSACaptureDescription(
+                cardIndex: card, cardID: cardID, cardName: cardName, driver: driver, device: device,
+                pcmName: String(cString: snd_pcm_info_get_name(pcmInfo)),
+                subdevices: snd_pcm_info_get_subdevices_count(pcmInfo)))
+        }
+        return found
+    }
+
+    public func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
+        var pcm: OpaquePointer?
+        let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)
+        guard opened == 0, let pcm else { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: -opened) }
+        defer { snd_pcm_close(pcm) }
+
+        var all: OpaquePointer?
+        var one: OpaquePointer?
+        guard snd_pcm_hw_params_malloc(&all) == 0, let all else { throw SystemCallError(call: "snd_pcm_hw_params_malloc", errno: ENOMEM) }
+        defer { snd_pcm_hw_params_free(all) }
+        guard snd_pcm_hw_params_malloc(&one) == 0, let one else { throw SystemCallError(call: "snd_pcm_hw_params_malloc", errno: ENOMEM) }
+        defer { snd_pcm_hw_params_free(one) }
+
+        let anyResult = snd_pcm_hw_params_any(pcm, all)
+        guard anyResult >= 0 else { throw SystemCallError(call: "snd_pcm_hw_params_any(\(name))", errno: -anyResult) }
+
+        var formats: [AudioFormat] = []
+        for raw in 0...SND_PCM_FORMAT_LAST.rawValue {
+            let format = snd_pcm_format_t(rawValue: raw)
+            guard snd_pcm_hw_params_test_format(pcm, all, format) == 0 else { continue }
+            snd_pcm_hw_params_copy(one, all)
+            guard snd_pcm_hw_params_set_format(pcm, one, format) == 0 else { continue }
+            var direction: Int32 = 0
+            var minRate: UInt32 = 0, maxRate: UInt32 = 0, minChannels: UInt32 = 0, maxChannels: UInt32 = 0
+            snd_pcm_hw_params_get_rate_min(one, &minRate, &direction)
+            snd_pcm_hw_params_get_rate_max(one, &maxRate, &direction)
+            snd_pcm_hw_params_get_channels_min(one, &minChannels)
+            snd_pcm_hw_params_get_channels_max(one, &maxChannels)
+            let rates = AudioFormat.commonRates.filter { snd_pcm_hw_params_test_rate(pcm, one, $0, 0) == 0 }
+            formats.append(AudioFormat(
+                sampleFormat: String(cString: snd_pcm_format_name(format)),
+                rateRange: minRate...max(minRate, maxRate), standardRates: rates,
+                channelRange: minChannels...max(minChannels, maxChannels)))
+        }
+        return formats
+    }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads device facts from sysfs under a root directory, "/sys" on a real
+/// system and a prepared tree in tests.
+public struct Sysfs: Sendable {
+    public let root: String
+
+    public init(root: String = "/sys") {
+        self.root = root
+    }
+
+    /// The USB `vendor:product` of the device behind a class device such as
+    /// `video4linux/video0` or `sound/card1`, or nil when it is not on USB.
+    /// The class device's `device` link points at the USB interface; the
+    /// `idVendor`/`idProduct` files sit on an ancestor (the USB device).
+    public func usbModelID(classDevice: String) -> String? {
+        guard var directory = resolvedPath("\(root)/class/\(classDevice)/device") else { return nil }
+        let top = resolvedPath(root) ?? root
+        while directory.hasPrefix(top), directory.count > top.count {
+            if let vendor = readAttribute("\(directory)/idVendor"), let product = readAttribute("\(directory)/idProduct") {
+                return "\(vendor):\(product)"
+            }
+            directory = parent(of: directory)
+        }
+        return nil
+    }
+
+    /// The trimmed contents of a sysfs attribute relative to the root, such as
+    /// `class/video4linux/video0/name`.
+    public func attribute(_ relativePath: String) -> String? {
+        readAttribute("\(root)/\(relativePath)")
+    }
+
+    private func readAttribute(_ path: String) -> String? {
+        guard let file = fopen(path, "re") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return trimmed(text)
+    }
+
+    private func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+}
+
+/// The canonical path of `path` with every symbolic link resolved, or nil
+/// when it does not exist.
+func resolvedPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
+/// `text` without leading and trailing white space (sysfs ends values with a newline).
+private func trimmed(_ text: String) -> String {
+    var slice = Substring(text)
+    while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+    while let last = slice.last, last.isWhitespace { slice.removeLast() }
+    return String(slice)
+}
