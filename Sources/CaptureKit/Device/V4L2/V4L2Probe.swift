@@ -60,12 +60,7 @@ struct V4L2Probe {
             case .stepwise(let min, let max, let step):
                 // A stepwise or continuous range is reported once, with the
                 // driver's intervals for its largest size.
-                let intervals = try intervals(pixelFormat, max.width, max.height)
-                if step.width <= 1 && step.height <= 1 {
-                    sizes.append(.continuous(min: min, max: max, intervals: intervals))
-                } else {
-                    sizes.append(.stepwise(min: min, max: max, step: step, intervals: intervals))
-                }
+                sizes.append(.stepwise(min: min, max: max, step: step, intervals: try intervals(pixelFormat, max.width, max.height)))
             case .continuous(let min, let max):
                 sizes.append(.continuous(min: min, max: max, intervals: try intervals(pixelFormat, max.width, max.height)))
             }

@@ -1,0 +1,141 @@
+@testable import CaptureKit
+import Glibc
+import Testing
+
+/// Format enumeration over every kind of frame size and interval reply.
+struct FormatProbeTests {
+    let tree: TemporaryTree
+    let v4l2 = FakeV4L2()
+    var dev: String { "\(tree.root)/dev" }
+
+    init() throws {
+        tree = try TemporaryTree()
+        try tree.file("dev/video0")
+    }
+
+    func camera(_ recording: FakeNode.Recording) throws -> CaptureDevice {
+        var recording = recording
+        recording.capability = recording.capability ?? Caps.node(Caps.capture)
+        v4l2.nodes["\(dev)/video0"] = recording
+        return try DeviceDiscovery(v4l2: v4l2, alsa: FakeALSA(), devRoot: dev, sysfsRoot: "\(tree.root)/sys").resolve("video:0")
+    }
+
+    @Test func discreteSizesWithDiscreteIntervals() throws {
+        let yuyv = fourcc("YUYV")
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: yuyv, flags: 0, description: "YUYV 4:2:2")],
+            sizes: [yuyv: [.discrete(width: 640, height: 480), .discrete(width: 1280, height: 720)]],
+            intervals: ["YUYV 640x480": [.discrete(Fraction(1, 30)), .discrete(Fraction(1, 15))],
+                        "YUYV 1280x720": [.discrete(Fraction(1001, 30000))]]))
+        let formats = try device.videoFormats()
+        #expect(formats.count == 1)
+        #expect(formats[0].fourcc.description == "YUYV")
+        #expect(formats[0].description == "YUYV 4:2:2")
+        #expect(!formats[0].isCompressed && !formats[0].isEmulated)
+        #expect(formats[0].sizes == [
+            .discrete(FrameDimensions(width: 640, height: 480), intervals: .discrete([Fraction(1, 30), Fraction(1, 15)])),
+            .discrete(FrameDimensions(width: 1280, height: 720), intervals: .discrete([Fraction(1001, 30000)])),
+        ])
+    }
+
+    @Test func stepwiseAndContinuousSizesAreRangesWithTheIntervalsOfTheirLargestSize() throws {
+        let nv12 = fourcc("NV12"), grey = fourcc("GREY")
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: nv12, flags: 0, description: "Y/UV 4:2:0"),
+                      V4L2FormatDescription(pixelFormat: grey, flags: 0, description: "Greyscale")],
+            sizes: [nv12: [.stepwise(min: FrameDimensions(width: 16, height: 16), max: FrameDimensions(width: 1920, height: 1080),
+                                     step: FrameDimensions(width: 16, height: 8))],
+                    grey: [.continuous(min: FrameDimensions(width: 1, height: 1), max: FrameDimensions(width: 4096, height: 2160))]],
+            intervals: ["NV12 1920x1080": [.stepwise(min: Fraction(1, 60), max: Fraction(1, 1), step: Fraction(1, 60))],
+                        "GREY 4096x2160": [.continuous(min: Fraction(1, 120), max: Fraction(2, 1))]]))
+        let formats = try device.videoFormats()
+        #expect(formats[0].sizes == [.stepwise(
+            min: FrameDimensions(width: 16, height: 16), max: FrameDimensions(width: 1920, height: 1080),
+            step: FrameDimensions(width: 16, height: 8),
+            intervals: .stepwise(min: Fraction(1, 60), max: Fraction(1, 1), step: Fraction(1, 60)))])
+        #expect(formats[1].sizes == [.continuous(
+            min: FrameDimensions(width: 1, height: 1), max: FrameDimensions(width: 4096, height: 2160),
+            intervals: .continuous(min: Fraction(1, 120), max: Fraction(2, 1)))])
+        #expect(formats[0].sizes[0].contains(FrameDimensions(width: 640, height: 360)))
+        #expect(!formats[0].sizes[0].contains(FrameDimensions(width: 641, height: 360)))
+    }
+
+    @Test func intervalsAreUnknownWhenTheDriverDoesNotEnumerateThem() throws {
+        let mjpg = fourcc("MJPG")
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: mjpg, flags: V4L2FormatDescription.compressedFlag, description: "Motion-JPEG")],
+            sizes: [mjpg: [.discrete(width: 320, height: 240)]],
+            intervalError: ENOTTY))
+        let formats = try device.videoFormats()
+        #expect(formats[0].isCompressed)
+        #expect(formats[0].sizes == [.discrete(FrameDimensions(width: 320, height: 240), intervals: .unknown)])
+    }
+
+    @Test func aFailingEnumerationIsAnIOError() throws {
+        let yuyv = fourcc("YUYV")
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: yuyv, flags: 0, description: "YUYV")],
+            sizes: [yuyv: [.discrete(width: 320, height: 240)]], intervalError: EIO))
+        #expect {
+            try device.videoFormats()
+        } throws: { error in
+            guard case .ioFailure(_, let cause) = error as? DeviceError else { return false }
+            return cause.call == "ioctl(VIDIOC_ENUM_FRAMEINTERVALS)" && cause.errno == EIO
+        }
+    }
+
+    @Test func libv4l2AddsEmulatedFormatsOnlyWhenAsked() throws {
+        let ba81 = fourcc("BA81"), rgb3 = fourcc("RGB3")
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: ba81, flags: 0, description: "8-bit Bayer BGBG/GRGR")],
+            emulatedFormats: [V4L2FormatDescription(pixelFormat: rgb3, flags: V4L2FormatDescription.emulatedFlag, description: "RGB3")]))
+        #expect(try device.videoFormats().map(\.fourcc.description) == ["BA81"])
+        let converted = try device.videoFormats(includingConversions: true)
+        #expect(converted.map(\.fourcc.description) == ["BA81", "RGB3"])
+        #expect(converted.map(\.isEmulated) == [false, true])
+        #expect(v4l2.openedWithLibv4l2 == ["\(dev)/video0"])
+    }
+
+    @Test func activeFormatAndFrameDurations() throws {
+        let device = try camera(.init(
+            current: V4L2CurrentFormat(pixelFormat: fourcc("YUYV"), width: 1280, height: 720),
+            currentInterval: Fraction(1001, 30000)))
+        let active = try device.activeVideoFormat()
+        #expect(active.fourcc.description == "YUYV")
+        #expect(active.dimensions == FrameDimensions(width: 1280, height: 720))
+        #expect(try device.activeVideoMinFrameDuration() == MediaTime(value: 1001, timescale: 30000))
+        #expect(try device.activeVideoMaxFrameDuration() == MediaTime(value: 1001, timescale: 30000))
+    }
+
+    @Test func audioFormatsOfACameraAreRefused() throws {
+        let device = try camera(.init())
+        #expect(throws: DeviceError.self) { try device.audioFormats() }
+    }
+}
+
+struct FourCCTests {
+    @Test func roundTripsAndMarksBigEndian() {
+        #expect(FourCC("YUYV")?.code == 0x5659_5559)
+        #expect(FourCC(code: 0x5659_5559).description == "YUYV")
+        #expect(FourCC(code: FourCC("Y16 ")!.code).description == "Y16")
+        #expect(FourCC(code: FourCC("Y16 ")!.code | 1 << 31).description == "Y16-BE")
+        #expect(FourCC("TOOLONG") == nil)
+        #expect(FourCC("YÜ") == nil)
+    }
+}
+
+struct AccessCheckTests {
+    @Test func namesTheMissingGroupAndHowToJoinIt() {
+        let text = AccessCheck.explanation(mode: 0o020660, owner: "root", group: "video", groupID: 44,
+                                           user: "ann", userIsOwner: false, userGroups: [1000])
+        #expect(text == "permission denied (crw-rw---- root:video): user 'ann' is not in group 'video'; "
+            + "add it with 'sudo usermod -aG video ann' and log in again, or add a udev rule granting access")
+    }
+
+    @Test func aMemberStillDeniedIsToldToAskForAccess() {
+        let text = AccessCheck.explanation(mode: 0o020600, owner: "root", group: "video", groupID: 44,
+                                           user: "ann", userIsOwner: false, userGroups: [44])
+        #expect(text.hasPrefix("permission denied (crw------- root:video);"))
+        #expect(!text.contains("usermod"))
+    }
+}
