@@ -39,4 +39,57 @@ static inline int cv4l2_libv4l2_open(const char *path, int flags) {
     return v4l2_open(path, flags);
 }
 
+// Configuration: setting controls, the configuration lock, events and the
+// media controller. The request numbers are _IOW/_IOWR macros and the control
+// IDs are sums over class-base macros; Swift imports neither, so each one
+// used is re-exported here under its own name behind a `cv4l2_` prefix.
+#include <linux/media.h>
+
+static const unsigned long cv4l2_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
+static const unsigned long cv4l2_VIDIOC_TRY_EXT_CTRLS = VIDIOC_TRY_EXT_CTRLS;
+static const unsigned long cv4l2_VIDIOC_G_PRIORITY = VIDIOC_G_PRIORITY;
+static const unsigned long cv4l2_VIDIOC_S_PRIORITY = VIDIOC_S_PRIORITY;
+static const unsigned long cv4l2_VIDIOC_SUBSCRIBE_EVENT = VIDIOC_SUBSCRIBE_EVENT;
+static const unsigned long cv4l2_VIDIOC_UNSUBSCRIBE_EVENT = VIDIOC_UNSUBSCRIBE_EVENT;
+static const unsigned long cv4l2_VIDIOC_DQEVENT = VIDIOC_DQEVENT;
+static const unsigned long cv4l2_MEDIA_IOC_DEVICE_INFO = MEDIA_IOC_DEVICE_INFO;
+static const unsigned long cv4l2_MEDIA_IOC_G_TOPOLOGY = MEDIA_IOC_G_TOPOLOGY;
+
+// User-class controls behind the camera features (white balance).
+static const unsigned int cv4l2_CID_AUTO_WHITE_BALANCE = V4L2_CID_AUTO_WHITE_BALANCE;
+static const unsigned int cv4l2_CID_DO_WHITE_BALANCE = V4L2_CID_DO_WHITE_BALANCE;
+static const unsigned int cv4l2_CID_WHITE_BALANCE_TEMPERATURE = V4L2_CID_WHITE_BALANCE_TEMPERATURE;
+static const unsigned int cv4l2_CID_RED_BALANCE = V4L2_CID_RED_BALANCE;
+static const unsigned int cv4l2_CID_BLUE_BALANCE = V4L2_CID_BLUE_BALANCE;
+static const unsigned int cv4l2_CID_EXPOSURE = V4L2_CID_EXPOSURE;
+static const unsigned int cv4l2_CID_AUTOGAIN = V4L2_CID_AUTOGAIN;
+static const unsigned int cv4l2_CID_GAIN = V4L2_CID_GAIN;
+static const unsigned int cv4l2_CID_HUE = V4L2_CID_HUE;
+static const unsigned int cv4l2_CID_HUE_AUTO = V4L2_CID_HUE_AUTO;
+// Camera-class controls: focus, exposure, white-balance presets, zoom.
+static const unsigned int cv4l2_CID_EXPOSURE_AUTO = V4L2_CID_EXPOSURE_AUTO;
+static const unsigned int cv4l2_CID_EXPOSURE_ABSOLUTE = V4L2_CID_EXPOSURE_ABSOLUTE;
+static const unsigned int cv4l2_CID_EXPOSURE_AUTO_PRIORITY = V4L2_CID_EXPOSURE_AUTO_PRIORITY;
+static const unsigned int cv4l2_CID_FOCUS_ABSOLUTE = V4L2_CID_FOCUS_ABSOLUTE;
+static const unsigned int cv4l2_CID_FOCUS_RELATIVE = V4L2_CID_FOCUS_RELATIVE;
+static const unsigned int cv4l2_CID_FOCUS_AUTO = V4L2_CID_FOCUS_AUTO;
+static const unsigned int cv4l2_CID_ZOOM_ABSOLUTE = V4L2_CID_ZOOM_ABSOLUTE;
+static const unsigned int cv4l2_CID_AUTO_EXPOSURE_BIAS = V4L2_CID_AUTO_EXPOSURE_BIAS;
+static const unsigned int cv4l2_CID_AUTO_N_PRESET_WHITE_BALANCE = V4L2_CID_AUTO_N_PRESET_WHITE_BALANCE;
+static const unsigned int cv4l2_CID_3A_LOCK = V4L2_CID_3A_LOCK;
+static const unsigned int cv4l2_CID_AUTO_FOCUS_START = V4L2_CID_AUTO_FOCUS_START;
+static const unsigned int cv4l2_CID_AUTO_FOCUS_STOP = V4L2_CID_AUTO_FOCUS_STOP;
+static const unsigned int cv4l2_CID_AUTO_FOCUS_STATUS = V4L2_CID_AUTO_FOCUS_STATUS;
+static const unsigned int cv4l2_CID_AUTO_FOCUS_RANGE = V4L2_CID_AUTO_FOCUS_RANGE;
+// Flash-class controls beyond the three used by discovery.
+static const unsigned int cv4l2_CID_FLASH_STROBE_SOURCE = V4L2_CID_FLASH_STROBE_SOURCE;
+static const unsigned int cv4l2_CID_FLASH_STROBE_STOP = V4L2_CID_FLASH_STROBE_STOP;
+static const unsigned int cv4l2_CID_FLASH_STROBE_STATUS = V4L2_CID_FLASH_STROBE_STATUS;
+static const unsigned int cv4l2_CID_FLASH_INTENSITY = V4L2_CID_FLASH_INTENSITY;
+static const unsigned int cv4l2_CID_FLASH_FAULT = V4L2_CID_FLASH_FAULT;
+static const unsigned int cv4l2_CID_FLASH_READY = V4L2_CID_FLASH_READY;
+// Media entity function and interface type of a flash sub-device.
+static const unsigned int cv4l2_MEDIA_ENT_F_FLASH = MEDIA_ENT_F_FLASH;
+static const unsigned int cv4l2_MEDIA_INTF_T_V4L_SUBDEV = MEDIA_INTF_T_V4L_SUBDEV;
+
 #endif

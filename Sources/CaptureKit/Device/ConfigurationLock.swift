@@ -1,0 +1,263 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who holds a device's configuration lock, as far as can be told.
+public struct ConfigurationLockHolder: Sendable, Hashable, CustomStringConvertible {
+    /// The holder's process ID, when known.
+    public let processID: Int32?
+    /// Its command name (`capctl`, `guvcview` …), when known.
+    public let command: String?
+    /// Whether the holder is a capctl-style advisory lock (true), or a
+    /// program that raised the V4L2 priority without one (false).
+    public let viaAdvisoryLock: Bool
+
+    public init(processID: Int32?, command: String?, viaAdvisoryLock: Bool) {
+        self.processID = processID
+        self.command = command
+        self.viaAdvisoryLock = viaAdvisoryLock
+    }
+
+    public var description: String {
+        switch (processID, command) {
+        case (let pid?, let command?): return "process \(pid) (\(command))"
+        case (let pid?, nil): return "process \(pid)"
+        case (nil, let command?): return "another process (\(command))"
+        case (nil, nil): return "another process"
+        }
+    }
+}
+
+/// The configuration lock of one device: the counterpart of
+/// lockForConfiguration/unlockForConfiguration. While it is held, other
+/// processes cannot change the device's controls or format:
+///
+/// - the V4L2 priority of the holder's file handle is raised to RECORD, so the
+///   driver refuses (EBUSY) changes through every other file handle, whatever
+///   program makes them;
+/// - an advisory lock (flock) on a lock file named for the device records the
+///   holder's process ID, so a refusal can name it, and capctl processes see
+///   the lock even on drivers that ignore priorities.
+///
+/// Changes must go through the node the lock was taken on. The lock is
+/// released by `release()`, when the object goes away, or when the process ends.
+public final class ConfigurationLock {
+    public let devicePath: String
+    /// The advisory lock file.
+    public let lockFilePath: String
+    /// Whether the driver enforces the lock through V4L2 priorities; when
+    /// false, only processes that take the advisory lock are kept out.
+    public let isEnforcedByDriver: Bool
+
+    private let node: any V4L2ControlNode
+    private var lockDescriptor: Int32
+    public private(set) var isHeld = true
+
+    private init(devicePath: String, lockFilePath: String, isEnforcedByDriver: Bool, node: any V4L2ControlNode, lockDescriptor: Int32) {
+        self.devicePath = devicePath
+        self.lockFilePath = lockFilePath
+        self.isEnforcedByDriver = isEnforcedByDriver
+        self.node = node
+        self.lockDescriptor = lockDescriptor
+    }
+
+    deinit {
+        release()
+    }
+
+    /// Takes the lock on `node`, an open file handle of `devicePath`. Refused
+    /// with `.locked`, naming the holder, while another process holds it.
+    /// - Parameters:
+    ///   - directory: where lock files live; by default the first writable of
+    ///     /run/lock and /tmp (the same for every process on the system).
+    ///   - procRoot: where to look for the processes that have the device open
+    ///     when a program holds the priority without the advisory lock.
+    public static func acquire(node: any V4L2ControlNode, devicePath: String, directory: String? = nil,
+                               procRoot: String = "/proc") throws(ControlError) -> ConfigurationLock {
+        let lockDirectory = directory ?? defaultDirectory()
+        let lockFilePath = "\(lockDirectory)/\(lockFileName(for: devicePath))"
+        let descriptor = try openLockFile(lockFilePath, device: devicePath)
+        do {
+            try systemCall("flock(\(lockFilePath))") { flock(descriptor, LOCK_EX | LOCK_NB) }
+        } catch {
+            let holder = readHolder(descriptor: descriptor)
+            close(descriptor)
+            if error.errno == EWOULDBLOCK {
+                throw .locked(device: devicePath, holder: holder)
+            }
+            throw .requestFailed(device: devicePath, control: "", error)
+        }
+        var enforced = true
+        do {
+            try node.setPriority(.record)
+        } catch where error.errno == EBUSY {
+            close(descriptor)
+            throw .locked(device: devicePath, holder: priorityHolder(devicePath: devicePath, procRoot: procRoot))
+        } catch where error.errno == ENOTTY || error.errno == EINVAL {
+            // The driver does not implement priorities: the advisory lock is all there is.
+            enforced = false
+        } catch {
+            close(descriptor)
+            throw .requestFailed(device: devicePath, control: "", error)
+        }
+        writeHolder(descriptor: descriptor)
+        return ConfigurationLock(devicePath: devicePath, lockFilePath: lockFilePath, isEnforcedByDriver: enforced,
+                                 node: node, lockDescriptor: descriptor)
+    }
+
+    /// Lowers the priority and drops the advisory lock. Harmless when already released.
+    public func release() {
+        guard isHeld else { return }
+        isHeld = false
+        if isEnforcedByDriver { try? node.setPriority(.interactive) }
+        _ = ftruncate(lockDescriptor, 0)
+        _ = flock(lockDescriptor, LOCK_UN)
+        close(lockDescriptor)
+        lockDescriptor = -1
+    }
+
+    /// Who holds the lock of `devicePath` now, or nil when nobody holds its
+    /// advisory lock. Does not take the lock.
+    public static func currentHolder(of devicePath: String, directory: String? = nil) -> ConfigurationLockHolder? {
+        let path = "\(directory ?? defaultDirectory())/\(lockFileName(for: devicePath))"
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_SH | LOCK_NB) == 0 {
+            _ = flock(descriptor, LOCK_UN)
+            return nil
+        }
+        return readHolder(descriptor: descriptor)
+    }
+
+    // MARK: Lock files
+
+    /// The first of /run/lock and /tmp this process can write to. Every
+    /// process on a system comes to the same answer, which is what matters.
+    public static func defaultDirectory() -> String {
+        for candidate in ["/run/lock", "/tmp"] where access(candidate, W_OK | X_OK) == 0 {
+            return candidate
+        }
+        return "/tmp"
+    }
+
+    /// `capctl-config-c81-0.lock` for the character device 81:0, so that every
+    /// path to the node (links included) shares one lock; a name made from
+    /// the path where the node cannot be examined.
+    static func lockFileName(for devicePath: String) -> String {
+        var info = stat()
+        if stat(devicePath, &info) == 0, info.st_mode & S_IFMT == S_IFCHR {
+            let device = UInt64(info.st_rdev)
+            // major(3) and minor(3) are macros: their glibc encoding.
+            let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+            let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+            return "capctl-config-c\(major)-\(minor).lock"
+        }
+        let safe = devicePath.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
+        return "capctl-config-\(String(safe)).lock"
+    }
+
+    private static func openLockFile(_ path: String, device: String) throws(ControlError) -> Int32 {
+        // Open an existing file without O_CREAT: in a sticky directory such as
+        // /tmp, O_CREAT on another user's file is refused (protected_regular).
+        let existing = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if existing >= 0 { return existing }
+        if errno == EACCES {
+            // Another user's lock file we may not write: locking needs only reading.
+            let readOnly = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            if readOnly >= 0 { return readOnly }
+        }
+        do {
+            let created = try systemCall("open(\(path))") { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666) }
+            // Any user must be able to take the lock later: not the umask's mode.
+            _ = fchmod(created, 0o666)
+            return created
+        } catch where error.errno == EEXIST {
+            // Created by another process in the meantime.
+            do {
+                return try systemCall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            } catch {
+                throw .requestFailed(device: device, control: "", error)
+            }
+        } catch {
+            throw .requestFailed(device: device, control: "", error)
+        }
+    }
+
+    /// Records "PID COMMAND" in the lock file.
+    private static func writeHolder(descriptor: Int32) {
+        let text = "\(getpid()) \(commandName(of: getpid(), procRoot: "/proc") ?? "")\n"
+        _ = ftruncate(descriptor, 0)
+        _ = text.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+    }
+
+    private static func readHolder(descriptor: Int32) -> ConfigurationLockHolder {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return ConfigurationLockHolder(processID: nil, command: nil, viaAdvisoryLock: true) }
+        let text = String(decoding: buffer.prefix(count), as: UTF8.self)
+        let line = text.split(separator: "\n").first ?? ""
+        let parts = line.split(separator: " ", maxSplits: 1)
+        let pid = parts.first.flatMap { Int32($0) }
+        let command = parts.count > 1 ? String(parts[1]) : nil
+        return ConfigurationLockHolder(processID: pid, command: command, viaAdvisoryLock: true)
+    }
+
+    /// A program holds the V4L2 priority without the advisory lock: the
+    /// processes that have the node open are the candidates.
+    static func priorityHolder(devicePath: String, procRoot: String) -> ConfigurationLockHolder {
+        let others = processesWithOpen(devicePath, procRoot: procRoot).filter { $0 != getpid() }
+        if others.count == 1, let pid = others.first {
+            return ConfigurationLockHolder(processID: pid, command: commandName(of: pid, procRoot: procRoot), viaAdvisoryLock: false)
+        }
+        let list = others.prefix(5).map { pid in "\(pid)" + (commandName(of: pid, procRoot: procRoot).map { " \($0)" } ?? "") }
+        let command = list.isEmpty ? "a program holding the V4L2 priority" : "one of the processes with it open: \(list.joined(separator: ", "))"
+        return ConfigurationLockHolder(processID: nil, command: command, viaAdvisoryLock: false)
+    }
+
+    /// Process IDs under `procRoot` with a descriptor open on `devicePath`.
+    static func processesWithOpen(_ devicePath: String, procRoot: String) -> [Int32] {
+        guard let target = resolvedPath(devicePath), let proc = opendir(procRoot) else { return [] }
+        defer { closedir(proc) }
+        var found: [Int32] = []
+        while let entry = readdir(proc) {
+            let name = directoryEntryName(entry)
+            guard let pid = Int32(name) else { continue }
+            let fdDirectory = "\(procRoot)/\(name)/fd"
+            guard let fds = opendir(fdDirectory) else { continue }
+            while let fdEntry = readdir(fds) {
+                let fdName = directoryEntryName(fdEntry)
+                guard Int32(fdName) != nil else { continue }
+                if readLink("\(fdDirectory)/\(fdName)") == target {
+                    found.append(pid)
+                    break
+                }
+            }
+            closedir(fds)
+        }
+        return found.sorted()
+    }
+
+    static func commandName(of pid: Int32, procRoot: String) -> String? {
+        guard let file = fopen("\(procRoot)/\(pid)/comm", "re") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        let text = String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? nil : text
+    }
+}
+
+func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+}
+
+/// The target of a symbolic link, or nil.
+func readLink(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
