@@ -1,0 +1,238 @@
+import ArgumentParser
+import CaptureKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Capctl {
+    /// `capctl monitor`: devices arriving and leaving, control and source changes.
+    struct Monitor: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Report devices arriving and leaving, and control and source changes, as they happen.",
+            discussion: """
+            Runs until interrupted (Ctrl-C or SIGTERM), then exits with status 0. The first \
+            line lists the devices present when monitoring starts; after that, one line per \
+            event, written at once:
+
+              connected      a camera or microphone appeared (its /dev node was created and it answers)
+              disconnected   it went away: its node was removed, or the driver dropped it
+              control        a camera control changed value, flags or range: another program \
+            set it, or an automatic mode moved it
+              source         the camera's video source changed (resolution or signal)
+
+            Hotplug is seen through /dev itself (inotify), so it works without udev; control and \
+            source changes are V4L2 events, which every camera's driver sends to listeners other \
+            than the program making the change.
+
+            With --json, each line is a JSON object with an 'event' field (monitoring, connected, \
+            disconnected, control, source) and a 'time' field (UTC, ISO 8601 with milliseconds). \
+            connected and disconnected carry path, name and mediaType (connected also uniqueID); \
+            control carries path, device, control, id, value, valueText (menu entry or on/off, \
+            else null), changes (value, flags, range) and flags; source carries path, device, \
+            input and changes.
+            """
+        )
+
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let stop = try InterruptSignal.install()
+            let monitor = DeviceMonitor()
+            let present: [CaptureDevice]
+            do {
+                present = try monitor.start()
+            } catch {
+                throw CommandFailure(error.description, status: .ioError)
+            }
+            let watched = Set(monitor.watchedCameras)
+            emit(MonitoringStarted(devices: present.map { device in
+                MonitoringStarted.Device(path: device.path, name: device.localizedName, mediaType: device.mediaType.rawValue,
+                                         watchingControls: watched.contains(device.path))
+            }), text: "monitoring " + (present.isEmpty ? "(no devices yet)" : present.map { "\($0.path) (\($0.localizedName))" }.joined(separator: ", ")) + "; Ctrl-C to stop")
+            do {
+                try monitor.run(stopDescriptor: stop) { event in
+                    emit(event)
+                }
+            } catch {
+                throw CommandFailure(error.description, status: .ioError)
+            }
+        }
+
+        private func emit(_ event: DeviceEvent) {
+            let time = Self.timestamp()
+            switch event {
+            case .connected(let path, let name, let mediaType, let uniqueID):
+                emit(DeviceEventJSON(event: "connected", time: time, path: path, name: name, mediaType: mediaType.rawValue, uniqueID: uniqueID),
+                     text: "connected     \(path)  \(name)  (\(uniqueID))")
+            case .disconnected(let path, let name, let mediaType):
+                emit(DeviceEventJSON(event: "disconnected", time: time, path: path, name: name, mediaType: mediaType.rawValue, uniqueID: nil),
+                     text: "disconnected  \(path)  \(name)")
+            case .controlChanged(let change):
+                let meaning = change.valueText.map { " (\($0))" } ?? ""
+                let flags = change.changes.contains("flags") ? "  flags: \(change.flags.isEmpty ? "none" : change.flags.joined(separator: ","))" : ""
+                let range = change.changes.contains("range") ? "  range changed" : ""
+                emit(ControlEventJSON(change, time: time),
+                     text: "control       \(change.path)  \(change.control) = \(change.value)\(meaning)\(flags)\(range)")
+            case .sourceChanged(let path, let name, let input, let changes):
+                emit(SourceEventJSON(time: time, path: path, device: name, input: input, changes: changes),
+                     text: "source        \(path)  input \(input) changed\(changes.isEmpty ? "" : ": " + changes.joined(separator: ", "))")
+            }
+        }
+
+        private func emit<T: Encodable>(_ value: T, text: String) {
+            if output.json {
+                try? JSONOutput.printLine(value)
+            } else {
+                print(text)
+                fflush(stdout)
+            }
+        }
+
+        private static let formatter: ISO8601DateFormatter = {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter
+        }()
+
+        static func timestamp() -> String { formatter.string(from: Date()) }
+    }
+}
+
+struct MonitoringStarted: Encodable {
+    struct Device: Encodable {
+        let path: String
+        let name: String
+        let mediaType: String
+        /// Whether its control and source events are watched (cameras this user may open).
+        let watchingControls: Bool
+    }
+
+    let event = "monitoring"
+    let time = Capctl.Monitor.timestamp()
+    let devices: [Device]
+}
+
+struct DeviceEventJSON: Encodable {
+    let event: String
+    let time: String
+    let path: String
+    let name: String
+    let mediaType: String
+    let uniqueID: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(event, forKey: .event)
+        try container.encode(time, forKey: .time)
+        try container.encode(path, forKey: .path)
+        try container.encode(name, forKey: .name)
+        try container.encode(mediaType, forKey: .mediaType)
+        if let uniqueID { try container.encode(uniqueID, forKey: .uniqueID) }
+    }
+
+    enum Keys: String, CodingKey { case event, time, path, name, mediaType, uniqueID }
+}
+
+struct ControlEventJSON: Encodable {
+    let event = "control"
+    let time: String
+    let path: String
+    let device: String
+    let control: String
+    let id: UInt32
+    let value: Int64
+    let valueText: String?
+    let changes: [String]
+    let flags: [String]
+
+    init(_ change: ControlChange, time: String) {
+        self.time = time
+        path = change.path
+        device = change.device
+        control = change.control
+        id = change.id
+        value = change.value
+        valueText = change.valueText
+        changes = change.changes
+        flags = change.flags
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(event, forKey: .event)
+        try container.encode(time, forKey: .time)
+        try container.encode(path, forKey: .path)
+        try container.encode(device, forKey: .device)
+        try container.encode(control, forKey: .control)
+        try container.encode(id, forKey: .id)
+        try container.encode(value, forKey: .value)
+        try container.encode(valueText, forKey: .valueText)
+        try container.encode(changes, forKey: .changes)
+        try container.encode(flags, forKey: .flags)
+    }
+
+    enum Keys: String, CodingKey { case event, time, path, device, control, id, value, valueText, changes, flags }
+}
+
+struct SourceEventJSON: Encodable {
+    let event = "source"
+    let time: String
+    let path: String
+    let device: String
+    let input: UInt32
+    let changes: [String]
+}
+
+/// SIGINT and SIGTERM turned into a readable descriptor (a self-pipe), so a
+/// loop that polls can stop cleanly, and a long change can be cancelled.
+enum InterruptSignal {
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+    nonisolated(unsafe) private static var readEnd: Int32 = -1
+
+    /// Installs the handlers (once) and answers the descriptor that becomes
+    /// readable when a signal arrives.
+    static func install() throws -> Int32 {
+        if readEnd >= 0 { return readEnd }
+        var ends: [Int32] = [-1, -1]
+        guard makePipe(&ends, nonBlocking: true) else {
+            throw CommandFailure("cannot create a pipe for signal handling: \(String(cString: strerror(errno)))", status: .failure)
+        }
+        readEnd = ends[0]
+        writeEnd = ends[1]
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(InterruptSignal.writeEnd, &byte, 1)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
+        return readEnd
+    }
+
+    /// Whether a signal has arrived (without consuming it).
+    static var hasArrived: Bool {
+        guard readEnd >= 0 else { return false }
+        var target = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        return poll(&target, 1, 0) > 0
+    }
+
+    /// Waits until a signal arrives.
+    static func wait() {
+        guard readEnd >= 0 else { return }
+        var target = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        while poll(&target, 1, -1) < 0 && errno == EINTR {}
+    }
+}
+
+/// pipe(2) with both ends close-on-exec (pipe2 is not imported).
+func makePipe(_ ends: inout [Int32], nonBlocking: Bool) -> Bool {
+    guard pipe(&ends) == 0 else { return false }
+    for end in ends {
+        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        if nonBlocking { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+    }
+    return true
+}
