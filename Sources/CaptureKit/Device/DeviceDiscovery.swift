@@ -133,7 +133,7 @@ public struct DeviceDiscovery: Sendable {
         let capability = probe.capability
         let uniqueID = byIDLink(for: probe.path)
             ?? UniqueID.derivedVideoID(busInfo: capability.busInfo, card: capability.card, index: index)
-        let lights = LightDetection.detect(node: probe.node)
+        let lights = TorchDiscovery(v4l2: v4l2, devRoot: devRoot, sysfsRoot: sysfs.root).lights(forDevice: probe.path, node: probe.node)
         return CaptureDevice(
             path: probe.path, uniqueID: uniqueID, localizedName: capability.card, mediaType: .video,
             driver: capability.driver, bus: capability.busInfo,
