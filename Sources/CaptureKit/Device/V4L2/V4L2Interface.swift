@@ -73,14 +73,15 @@ public struct V4L2Capability: Sendable, Hashable {
         nodeCapabilities & (V4L2Capability.videoCapture | V4L2Capability.videoCaptureMultiplanar) != 0
     }
 
-    /// The node's capabilities in words, for messages ("video output, streaming").
+    /// What kind of node this is, in words for messages ("video output",
+    /// "metadata capture"); modifiers such as tuner or streaming are left out.
     public var capabilityNames: [String] {
         let names: [(UInt32, String)] = [
             (0x0000_0001, "video capture"), (0x0000_1000, "video capture (multi-planar)"),
             (0x0000_0002, "video output"), (0x0000_2000, "video output (multi-planar)"),
             (0x0000_8000, "memory-to-memory"), (0x0000_4000, "memory-to-memory (multi-planar)"),
             (0x0000_0004, "video overlay"), (0x0000_0010, "VBI capture"), (0x0000_0020, "VBI output"),
-            (0x0004_0000, "tuner"), (0x0001_0000, "radio"), (0x0010_0000, "SDR capture"),
+            (0x0004_0000, "radio"), (0x0010_0000, "SDR capture"),
             (0x0040_0000, "SDR output"), (0x0080_0000, "metadata capture"), (0x0800_0000, "metadata output"),
             (0x1000_0000, "touch device"),
         ]
