@@ -540,6 +540,7 @@ extension DeviceControls {
 
 /// A number with up to four decimals and no trailing zeros.
 func formatFactor(_ value: Double) -> String {
+    guard value.isFinite, abs(value) < 1e14 else { return "\(value)" }
     var text = String(Int64((value * 10_000).rounded()))
     let negative = text.hasPrefix("-")
     if negative { text.removeFirst() }

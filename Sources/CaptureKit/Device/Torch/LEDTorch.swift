@@ -116,7 +116,7 @@ final class LEDTorch: TorchBackend {
         let path = "\(directory)/\(attribute)"
         let descriptor: Int32
         do {
-            descriptor = try systemCall("open(\(path))") { open(path, O_WRONLY | O_CLOEXEC) }
+            descriptor = try systemCall("open(\(path))") { open(path, O_WRONLY | O_TRUNC | O_CLOEXEC) }
         } catch {
             throw fileError(path, error)
         }
