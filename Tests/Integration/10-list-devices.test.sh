@@ -54,13 +54,22 @@ for name in "$capture" "$(<camera-id)" "video:$(<camera-index)"; do
   assert_eq "$capture" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["device"]["path"])' <last.stdout)" "device named $name"
 done
 
-# A user outside the device's group sees it as denied, with the reason.
+# A user outside the device's group sees it as denied, with the reason; so are
+# the sound cards, whose nodes are root's alone without udev.
 chmod 0660 "$capture"
 chgrp video "$capture"
 assert_ok setpriv --reuid=65534 --regid=65534 --clear-groups "$CAPCTL" list-devices --json --type video
-python3 - "$capture" <last.stdout <<'PY'
+python3 - "$capture" last.stdout <<'PY'
 import json, sys
-cam = next(d for d in json.load(sys.stdin)["devices"] if d["path"] == sys.argv[1])
+cam = next(d for d in json.load(open(sys.argv[2]))["devices"] if d["path"] == sys.argv[1])
 assert cam["access"] == "denied", cam
 assert "not in group 'video'" in cam["accessReason"], cam
+PY
+assert_ok setpriv --reuid=65534 --regid=65534 --clear-groups "$CAPCTL" list-devices --json --type audio
+python3 - last.stdout <<'PY'
+import json, sys
+devices = {d["path"]: d for d in json.load(open(sys.argv[1]))["devices"]}
+assert "hw:Loopback,1" in devices, devices.keys()
+assert devices["hw:Loopback,1"]["access"] == "denied", devices["hw:Loopback,1"]
+assert "permission denied" in devices["hw:Loopback,1"]["accessReason"]
 PY

@@ -1,8 +1,13 @@
 import CALSA
+import Foundation
 
 /// The real ALSA interface, through alsa-lib.
 public struct KernelALSA: ALSAInterface {
-    public init() {
+    /// Where ALSA's procfs lives: "/proc/asound".
+    let procRoot: String
+
+    public init(procRoot: String = "/proc/asound") {
+        self.procRoot = procRoot
         calsa_silence_library_errors()
     }
 
@@ -17,7 +22,7 @@ public struct KernelALSA: ALSAInterface {
 
     private func captureDevices(onCard card: Int32) -> [ALSACaptureDescription] {
         var control: OpaquePointer?
-        guard snd_ctl_open(&control, "hw:\(card)", 0) == 0, let control else { return [] }
+        guard snd_ctl_open(&control, "hw:\(card)", 0) == 0, let control else { return procfsCaptureDevices(onCard: card) }
         defer { snd_ctl_close(control) }
 
         var cardInfo: OpaquePointer?
@@ -46,6 +51,15 @@ public struct KernelALSA: ALSAInterface {
                 subdevices: snd_pcm_info_get_subdevices_count(pcmInfo)))
         }
         return found
+    }
+
+    /// The card's capture PCMs from procfs, for a control device this user may not open.
+    private func procfsCaptureDevices(onCard card: Int32) -> [ALSACaptureDescription] {
+        guard let cardID = try? String(contentsOfFile: "\(procRoot)/card\(card)/id", encoding: .utf8),
+              let pcmList = try? String(contentsOfFile: "\(procRoot)/pcm", encoding: .utf8) else { return [] }
+        let cardList = (try? String(contentsOfFile: "\(procRoot)/cards", encoding: .utf8)) ?? ""
+        return ALSAProcfs.captureDevices(card: card, cardID: cardID.trimmingCharacters(in: .whitespacesAndNewlines),
+                                         pcmList: pcmList, cardList: cardList)
     }
 
     public func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
