@@ -30,7 +30,8 @@ fourcc = width = height = None
 for line in text.splitlines():
     line = line.strip()
     if m := re.match(r"\[\d+\]: '([^']+)'", line):
-        fourcc = m.group(1).rstrip()
+        # v4l2-ctl keeps a code's padding ('Y16 -BE'); capctl drops it ('Y16-BE').
+        fourcc = m.group(1).replace(" ", "")
     elif m := re.match(r"Size: Discrete (\d+)x(\d+)", line):
         width, height = int(m.group(1)), int(m.group(2))
     elif m := re.match(r"Size: (Stepwise|Continuous)", line):

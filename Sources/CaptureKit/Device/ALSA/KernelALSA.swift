@@ -12,12 +12,22 @@ public struct KernelALSA: ALSAInterface {
     }
 
     public func captureDevices() -> [ALSACaptureDescription] {
-        var found: [ALSACaptureDescription] = []
+        cardIndices().flatMap(captureDevices(onCard:))
+    }
+
+    /// The cards present: those alsa-lib finds (it skips cards whose control
+    /// device this user may not open) and those procfs lists.
+    private func cardIndices() -> [Int32] {
+        var cards = Set<Int32>()
         var card: Int32 = -1
         while snd_card_next(&card) == 0, card >= 0 {
-            found += captureDevices(onCard: card)
+            cards.insert(card)
         }
-        return found
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: procRoot)) ?? []
+        for entry in entries where entry.hasPrefix("card") {
+            if let number = Int32(entry.dropFirst(4)) { cards.insert(number) }
+        }
+        return cards.sorted()
     }
 
     private func captureDevices(onCard card: Int32) -> [ALSACaptureDescription] {
