@@ -19,4 +19,26 @@ static const int cffmpeg_AVERROR_EOF = AVERROR_EOF;
 static const int cffmpeg_AVERROR_EAGAIN = AVERROR(EAGAIN);
 static const int64_t cffmpeg_AV_NOPTS_VALUE = AV_NOPTS_VALUE;
 
+// Writer and playback additions.
+// libswresample converts audio to the sample format, rate and channel layout
+// an encoder takes; the audio FIFO regroups samples into encoder-sized frames.
+#include <libswresample/swresample.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/parseutils.h>
+
+// More FFERRTAG error codes the writer and player tell apart; like the ones
+// above, Swift cannot evaluate the macros that build them.
+static const int cffmpeg_AVERROR_INVALIDDATA = AVERROR_INVALIDDATA;
+static const int cffmpeg_AVERROR_ENCODER_NOT_FOUND = AVERROR_ENCODER_NOT_FOUND;
+static const int cffmpeg_AVERROR_DECODER_NOT_FOUND = AVERROR_DECODER_NOT_FOUND;
+static const int cffmpeg_AVERROR_STREAM_NOT_FOUND = AVERROR_STREAM_NOT_FOUND;
+static const int cffmpeg_AVERROR_PATCHWELCOME = AVERROR_PATCHWELCOME;
+
+// AVERROR(e) negates errno values on Linux; a function form for Swift, used
+// by the custom I/O callbacks to report a failed write or seek.
+static inline int cffmpeg_averror(int errnum) { return AVERROR(errnum); }
+
 #endif

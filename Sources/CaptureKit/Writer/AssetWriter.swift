@@ -1,0 +1,587 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes media to a new file of a given container type, one track per
+/// input, the way AVAssetWriter does: add inputs, `startWriting()`, open a
+/// session with `startSession(atSourceTime:)`, append samples to the inputs,
+/// then `finishWriting()` (or `cancelWriting()`, which removes the file).
+///
+/// The file is created when the writer is: creation fails if anything exists
+/// at the path, and a symbolic link there is never followed. A writer writes
+/// one file once.
+///
+/// Sessions lay samples onto the file's timeline end to end: a session from
+/// source time S to E fills file time M … M + (E − S), where M is the total
+/// length of the sessions before it. In MP4, QuickTime and M4A files every
+/// sample is stored and edit lists choose what plays (samples outside the
+/// sessions are edited out, a session with no samples becomes an empty
+/// edit); in fragmented files and the other containers, samples outside the
+/// sessions are left out and the rest are re-stamped with file time.
+public final class AssetWriter {
+    /// Where a writer is in its life.
+    public enum Status: String, Sendable {
+        /// Being configured: inputs and properties may still change.
+        case unknown
+        case writing
+        case completed
+        case failed
+        case cancelled
+    }
+
+    public let outputPath: String
+    public let fileType: FileType
+
+    /// Movie fragments: when numeric and positive, MP4/QuickTime/M4A files
+    /// are written as a sequence of fragments about this long (video
+    /// fragments start at keyframes; encoded video gets a keyframe at least
+    /// this often), so a file cut off at any byte plays up to its last
+    /// complete fragment. Invalid (the default) writes one index at the end.
+    /// Has no effect once writing has started.
+    public var movieFragmentInterval: MediaTime {
+        get { lock.withLock { settings.fragmentInterval } }
+        set { lock.withLock { if state == .unknown { settings.fragmentInterval = newValue } } }
+    }
+
+    /// Put the index in front of the media data (MP4, QuickTime, M4A), so
+    /// playback over a network can start before the whole file has arrived.
+    /// Fragmented files have it there anyway. Has no effect once writing has started.
+    public var shouldOptimizeForNetworkUse: Bool {
+        get { lock.withLock { settings.faststart } }
+        set { lock.withLock { if state == .unknown { settings.faststart = newValue } } }
+    }
+
+    /// The movie's time scale (units per second) for MP4, QuickTime and M4A;
+    /// 0 (the default) uses the first video track's media time scale, or the
+    /// first track's. Has no effect once writing has started.
+    public var movieTimeScale: Int32 {
+        get { lock.withLock { settings.movieTimeScale } }
+        set { lock.withLock { if state == .unknown { settings.movieTimeScale = newValue } } }
+    }
+
+    /// Metadata written into the file. Has no effect once writing has started.
+    public var metadata: [MetadataItem] {
+        get { lock.withLock { settings.metadata } }
+        set { lock.withLock { if state == .unknown { settings.metadata = newValue } } }
+    }
+
+    public var status: Status { lock.withLock { state } }
+
+    /// What made the writer fail, when `status` is `.failed`.
+    public var error: WriterError? { lock.withLock { failure } }
+
+    public var inputs: [AssetWriterInput] { lock.withLock { inputList } }
+    public var inputGroups: [AssetWriterInputGroup] { lock.withLock { groupList } }
+
+    /// The media types inputs can be added for.
+    public var availableMediaTypes: [MediaType] { fileType.availableMediaTypes }
+
+    // MARK: State (guarded by `lock`)
+
+    private struct Settings {
+        var fragmentInterval = MediaTime.invalid
+        var faststart = false
+        var movieTimeScale: Int32 = 0
+        var metadata: [MetadataItem] = []
+    }
+
+    private let lock = WriterLock()
+    private var settings = Settings()
+    private var state = Status.unknown
+    private var failure: WriterError?
+    private var inputList: [AssetWriterInput] = []
+    private var groupList: [AssetWriterInputGroup] = []
+    private var finishing = false
+    private(set) var timeline = SessionTimeline()
+    private let file: OutputFile
+    private var io: FileWriteContext?
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var spans: [TrackSpanTicks] = []
+    /// Whether sessions become edit lists (true) or re-stamped timestamps.
+    private(set) var usesEditLists = false
+    private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
+
+    /// What has been written to one stream, in its time base.
+    struct TrackSpanTicks {
+        var firstDecode: Int64?
+        /// Covered stretches [start, end), sorted, merged when they touch.
+        var runs: [(start: Int64, end: Int64)] = []
+        var packets = 0
+
+        mutating func cover(_ start: Int64, _ end: Int64) {
+            guard end > start else { return }
+            // Packets come nearly in order: search from the back.
+            var index = runs.count
+            while index > 0 && runs[index - 1].start > start { index -= 1 }
+            runs.insert((start, end), at: index)
+            var merged = max(index - 1, 0)
+            while merged + 1 < runs.count {
+                if runs[merged + 1].start <= runs[merged].end {
+                    runs[merged].end = max(runs[merged].end, runs[merged + 1].end)
+                    runs.remove(at: merged + 1)
+                } else if merged >= index {
+                    break
+                } else {
+                    merged += 1
+                }
+            }
+        }
+    }
+
+    /// Creates the output file (failing if anything exists at `outputPath`)
+    /// for the given container type, or the one the file name's extension
+    /// implies.
+    public init(outputPath: String, fileType: FileType? = nil) throws(WriterError) {
+        guard let type = fileType ?? FileType(path: outputPath) else {
+            throw .invalidSettings("cannot tell the container from '\(outputPath)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+        }
+        FFmpegLogging.configure()
+        guard av_guess_format(type.muxerName, nil, nil) != nil else { throw .unsupportedFileType(type) }
+        self.outputPath = outputPath
+        self.fileType = type
+        self.file = try OutputFile(creating: outputPath)
+    }
+
+    deinit {
+        freeFormat()
+        // A writer that never started leaves nothing behind.
+        if state == .unknown { file.remove() }
+    }
+
+    private func freeFormat() {
+        if let format {
+            // The I/O context is ours (custom I/O); libavformat must not close it.
+            format.pointee.pb = nil
+            avformat_free_context(format)
+        }
+        format = nil
+        io = nil
+    }
+
+    // MARK: Configuration
+
+    /// Whether the container can carry a track with these settings. Answered
+    /// by libavformat's own codec query for the container, or, where it has
+    /// none (MPEG-TS, Ogg, FLAC), by the codecs its muxer is known to take.
+    public func canApply(outputSettings: OutputSettings, forMediaType mediaType: MediaType) -> Bool {
+        guard outputSettings.mediaType == mediaType, fileType.availableMediaTypes.contains(mediaType) else { return false }
+        return AssetWriter.container(fileType, canCarry: outputSettings.codecID)
+    }
+
+    static func container(_ fileType: FileType, canCarry codec: AVCodecID) -> Bool {
+        guard codec != AV_CODEC_ID_NONE, let muxer = av_guess_format(fileType.muxerName, nil, nil) else { return false }
+        let answer = avformat_query_codec(muxer, codec, FF_COMPLIANCE_NORMAL)
+        if answer >= 0 { return answer == 1 }
+        // No answer from libavformat: what these muxers accept.
+        let known: [AVCodecID]
+        switch fileType {
+        case .mpegTS: known = [AV_CODEC_ID_H264, AV_CODEC_ID_HEVC, AV_CODEC_ID_AAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_MPEG2VIDEO]
+        case .ogg: known = [AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC, AV_CODEC_ID_VORBIS, AV_CODEC_ID_SPEEX]
+        case .opus: known = [AV_CODEC_ID_OPUS]
+        case .flac: known = [AV_CODEC_ID_FLAC]
+        default: known = []
+        }
+        return known.contains(codec)
+    }
+
+    /// Why `canAdd(_:)` says no, or nil when the input can be added.
+    public func reasonInputCannotBeAdded(_ input: AssetWriterInput) -> String? {
+        lock.withLock { addRefusal(input) }
+    }
+
+    private func addRefusal(_ input: AssetWriterInput) -> String? {
+        if state != .unknown { return "inputs cannot be added once writing has started" }
+        if inputList.contains(where: { $0 === input }) { return "the input is already added" }
+        if input.writer != nil { return "the input belongs to another writer" }
+        if !fileType.availableMediaTypes.contains(input.mediaType) {
+            return "\(fileType.displayName) files cannot hold \(input.mediaType.rawValue)"
+        }
+        if !canApply(outputSettings: input.outputSettings, forMediaType: input.mediaType) {
+            return "\(fileType.displayName) files cannot carry \(input.outputSettings.codecName)"
+        }
+        return nil
+    }
+
+    /// Whether `input` can be added: the writer has not started, and the
+    /// container can carry its media type and codec.
+    public func canAdd(_ input: AssetWriterInput) -> Bool { reasonInputCannotBeAdded(input) == nil }
+
+    /// Adds an input (one track). Throws when `canAdd(_:)` would say no.
+    public func add(_ input: AssetWriterInput) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            if let reason = addRefusal(input) {
+                if state == .unknown, !canApply(outputSettings: input.outputSettings, forMediaType: input.mediaType) {
+                    throw .codecNotAllowed(codec: input.outputSettings.codecName, fileType: fileType)
+                }
+                throw .invalidState(reason)
+            }
+            input.writer = self
+            inputList.append(input)
+        }
+    }
+
+    /// Whether a group of alternate inputs can be added: the container has
+    /// alternate tracks, the inputs are this writer's, share a media type,
+    /// and are in no other group.
+    public func canAdd(_ group: AssetWriterInputGroup) -> Bool { lock.withLock { groupRefusal(group) == nil } }
+
+    private func groupRefusal(_ group: AssetWriterInputGroup) -> String? {
+        if state != .unknown { return "input groups cannot be added once writing has started" }
+        if !fileType.supportsAlternateGroups { return "\(fileType.displayName) files have no alternate tracks" }
+        if group.inputs.isEmpty { return "the group has no inputs" }
+        if !group.inputs.allSatisfy({ input in inputList.contains { $0 === input } }) { return "add the group's inputs to the writer first" }
+        if Set(group.inputs.map(\.mediaType)).count != 1 { return "a group's inputs must all have the same media type" }
+        if let defaultInput = group.defaultInput, !group.inputs.contains(where: { $0 === defaultInput }) {
+            return "the default input is not in the group"
+        }
+        for existing in groupList {
+            if existing.inputs.contains(where: { old in group.inputs.contains { $0 === old } }) { return "an input is already in another group" }
+        }
+        return nil
+    }
+
+    /// Adds a group of alternate inputs: their tracks are marked as
+    /// alternates of each other, the default input's track enabled and the
+    /// others disabled.
+    public func add(_ group: AssetWriterInputGroup) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            if let reason = groupRefusal(group) { throw .invalidState(reason) }
+            groupList.append(group)
+            for input in group.inputs { input.marksOutputTrackAsEnabled = input === group.defaultInput }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Opens the encoders and writes the file's header. After this, start a
+    /// session and append samples. On failure the status is `.failed`, the
+    /// error is thrown, and the file is removed.
+    public func startWriting() throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .unknown else { throw .invalidState("startWriting() was already called (status: \(state.rawValue))") }
+            do throws(WriterError) {
+                try openMuxer()
+                state = .writing
+            } catch {
+                freeFormat()
+                for input in inputList { input.releaseEncoders() }
+                state = .failed
+                failure = error
+                file.remove()
+                throw error
+            }
+        }
+    }
+
+    private func openMuxer() throws(WriterError) {
+        guard !inputList.isEmpty else { throw .invalidState("add at least one input before starting to write") }
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let allocated = avformat_alloc_output_context2(&context, nil, fileType.muxerName, nil)
+        guard allocated >= 0, let context else { throw .ffmpeg(FFmpegError(call: "avformat_alloc_output_context2(\(fileType.muxerName))", code: allocated)) }
+        format = context
+        let writeContext: FileWriteContext
+        do { writeContext = try FileWriteContext(file: file) } catch { throw .ffmpeg(error) }
+        io = writeContext
+        context.pointee.pb = writeContext.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context.pointee.url = av_strdup(outputPath)
+        let globalHeader = context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0
+        let fragmented = isFragmented
+        usesEditLists = fileType.isMovieFamily && !fragmented
+
+        for (index, input) in inputList.enumerated() {
+            guard let stream = avformat_new_stream(context, nil) else {
+                throw .ffmpeg(FFmpegError(call: "avformat_new_stream", code: cffmpeg_averror(ENOMEM)))
+            }
+            let keyframeInterval = fragmented ? settings.fragmentInterval : nil
+            try input.prepare(stream: stream, index: index, globalHeader: globalHeader, fragmentInterval: keyframeInterval)
+        }
+        spans = Array(repeating: TrackSpanTicks(), count: inputList.count)
+
+        for item in settings.metadata {
+            if item.key == "creation_time" {
+                var parsed: Int64 = 0
+                guard av_parse_time(&parsed, item.value, 0) >= 0 else {
+                    throw .invalidSettings("creation time '\(item.value)' is not an ISO 8601 date such as 2024-05-01T12:00:00Z")
+                }
+            }
+            av_dict_set(&context.pointee.metadata, item.key, item.value, 0)
+        }
+
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if fileType.isMovieFamily {
+            var flags = [String]()
+            if settings.metadata.contains(where: { !MetadataItem.commonKeys.contains($0.key) }) { flags.append("use_metadata_tags") }
+            if fragmented {
+                flags += ["frag_keyframe", "empty_moov", "default_base_moof"]
+                let micros = settings.fragmentInterval.converted(toTimescale: 1_000_000).value
+                let clamped = String(max(1, min(micros, Int64(Int32.max))))
+                if inputList.contains(where: { $0.mediaType == .video }) {
+                    av_dict_set(&options, "min_frag_duration", clamped, 0)
+                } else {
+                    av_dict_set(&options, "frag_duration", clamped, 0)
+                }
+                // Every packet reaches the file as soon as the muxer lets it
+                // go, so a completed fragment is on disk when the next begins.
+                context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+            }
+            if !flags.isEmpty { av_dict_set(&options, "movflags", "+" + flags.joined(separator: "+"), 0) }
+        }
+        let written = avformat_write_header(context, &options)
+        if written < 0 { throw ioFailure(FFmpegError(call: "avformat_write_header(\(fileType.muxerName))", code: written)) }
+        if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
+        }
+        if fragmented {
+            // The movie box is already written at the head of the file:
+            // settle the time scale and track flags there, in place.
+            avio_flush(writeContext.context)
+            if let error = writeContext.ioError { throw .io(path: outputPath, error: error) }
+            let patcher = MoviePatcher(file: file)
+            let boxes = try patcher.topLevelBoxes()
+            let (_, movie) = try patcher.readMovie(boxes)
+            let scale = try chooseMovieTimescale(movie)
+            try patcher.patchInPlace(timescale: scale, tracks: trackPatches(movie: movie, edits: nil))
+        }
+    }
+
+    /// The error for a failed muxer call: the write error underneath, if one caused it.
+    private func ioFailure(_ error: FFmpegError) -> WriterError {
+        if let ioError = io?.ioError { return .io(path: outputPath, error: ioError) }
+        return .ffmpeg(error)
+    }
+
+    /// Starts a sample-writing session at `time` on the samples' clock. The
+    /// first session starts at file time 0; each later one continues where
+    /// the one before ended.
+    public func startSession(atSourceTime time: MediaTime) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, !finishing else { throw .invalidState("a session can only start while writing (status: \(state.rawValue))") }
+            try timeline.start(at: time)
+        }
+    }
+
+    /// Ends the running session at `time` on the samples' clock: samples
+    /// after it do not play. Without this call, a session ends with the
+    /// latest sample appended in it.
+    public func endSession(atSourceTime time: MediaTime) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, !finishing else { throw .invalidState("a session can only end while writing (status: \(state.rawValue))") }
+            try timeline.end(at: time)
+        }
+    }
+
+    /// Marks every input finished, writes what the encoders still hold,
+    /// ends the running session, and finalizes the file (its index, edit
+    /// lists, and, for network use, the index moved to the front). When it
+    /// returns, the file is complete and on disk.
+    public func finishWriting() throws(WriterError) {
+        let alreadyDone = try lock.withLock { () throws(WriterError) -> Bool in
+            switch state {
+            case .writing where !finishing: finishing = true; return false
+            case .completed: return true
+            case .failed: throw failure ?? .invalidState("the writer has failed")
+            default: throw .invalidState("finishWriting() needs a writer that is writing (status: \(state.rawValue))")
+            }
+        }
+        if alreadyDone { return }
+        for input in inputs {
+            do throws(WriterError) { try input.finishEncoding() } catch { throw fail(error) }
+        }
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, let format else { throw failure ?? .invalidState("the writer has failed") }
+            do throws(WriterError) {
+                let trailer = av_write_trailer(format)
+                if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
+                if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }
+                freeFormat()
+                if usesEditLists { try finalizeMovie() }
+                do throws(SystemCallError) { try file.syncAndClose() } catch { throw WriterError.io(path: outputPath, error: error) }
+                state = .completed
+                for input in inputList { input.releaseEncoders() }
+            } catch {
+                freeFormat()
+                file.closeQuietly()
+                state = .failed
+                failure = error
+                throw error
+            }
+        }
+    }
+
+    /// Stops writing and removes the file. Samples not yet written are
+    /// dropped. Does nothing to a writer that has completed.
+    public func cancelWriting() {
+        lock.withLock {
+            guard state == .unknown || state == .writing || state == .failed else { return }
+            freeFormat()
+            file.remove()
+            state = .cancelled
+            failure = nil
+        }
+        for input in inputs { input.releaseEncoders() }
+    }
+
+    /// Puts the writer into the failed state with `error` (the first error
+    /// wins) and returns the error to throw.
+    @discardableResult
+    func fail(_ error: WriterError) -> WriterError {
+        lock.withLock {
+            if state == .writing {
+                state = .failed
+                failure = error
+            }
+            return failure ?? error
+        }
+    }
+
+    // MARK: Called by inputs
+
+    /// Where a sample at source time `time` goes: its media time (counted
+    /// from the first session's start) with edit lists, or its file time
+    /// otherwise; nil when it is to be left out. Throws when samples cannot
+    /// be appended now.
+    func placement(forSource time: MediaTime) throws(WriterError) -> (time: MediaTime, session: Int?)? {
+        try lock.withLock { () throws(WriterError) in
+            try checkAppendable()
+            guard time.isNumeric else { throw .invalidState("sample times must be numeric, not \(time)") }
+            let session = timeline.sessionIndex(forSource: time)
+            if usesEditLists {
+                guard let origin = timeline.origin else { return nil }
+                let relative = time - origin
+                return relative.isNumeric ? (relative, session) : nil
+            }
+            return timeline.fileTime(forSource: time).map { ($0, session) }
+        }
+    }
+
+    /// For audio: the part of a buffer that falls in a session, and where
+    /// it goes; nil when none of it does.
+    func placement(forSource start: MediaTime, duration: MediaTime) throws(WriterError) -> (skip: MediaTime, time: MediaTime, keep: MediaTime)? {
+        try lock.withLock { () throws(WriterError) in
+            try checkAppendable()
+            guard start.isNumeric, duration.isNumeric else { throw .invalidState("sample times must be numeric, not \(start)") }
+            if usesEditLists {
+                guard let origin = timeline.origin else { return nil }
+                return (.zero, start - origin, duration)
+            }
+            guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
+                  let time = timeline.fileTime(forSource: start + skip) else { return nil }
+            return (skip, time, keep)
+        }
+    }
+
+    private func checkAppendable() throws(WriterError) {
+        switch state {
+        case .writing:
+            if finishing { throw .invalidState("the writer is finishing; no more samples can be appended") }
+            if !timeline.hasStarted { throw .invalidState("start a session before appending samples") }
+        case .failed: throw failure ?? .invalidState("the writer has failed")
+        default: throw .invalidState("samples can only be appended while writing (status: \(state.rawValue))")
+        }
+    }
+
+    /// Hands one packet (timed in `timeBase`) to the muxer.
+    func write(packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational, streamIndex: Int) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
+            let stream = format.pointee.streams[streamIndex]!
+            av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+            packet.pointee.stream_index = Int32(streamIndex)
+            var span = spans[streamIndex]
+            let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+            if span.firstDecode == nil { span.firstDecode = dts }
+            span.cover(packet.pointee.pts, packet.pointee.pts + max(0, packet.pointee.duration))
+            span.packets += 1
+            spans[streamIndex] = span
+            let status = av_interleaved_write_frame(format, packet)
+            if status < 0 {
+                let error = ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status))
+                state = .failed
+                failure = error
+                throw error
+            }
+        }
+    }
+
+    // MARK: Finalizing MP4 / QuickTime
+
+    private func chooseMovieTimescale(_ movie: MovieBox) throws(WriterError) -> UInt32 {
+        if settings.movieTimeScale > 0 { return UInt32(settings.movieTimeScale) }
+        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
+        let scales = tracks.compactMap(MovieHeader.mediaTimescale)
+        let videoIndex = inputList.firstIndex { $0.mediaType == .video }
+        if let videoIndex, videoIndex < scales.count { return scales[videoIndex] }
+        return scales.first ?? 1000
+    }
+
+    private func trackPatches(movie: MovieBox, edits: [[EditEntry]]?) throws(WriterError) -> [UInt32: TrackPatch] {
+        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
+        guard tracks.count == inputList.count else {
+            throw .malformedOutput("the file has \(tracks.count) tracks for \(inputList.count) inputs")
+        }
+        var patches = [UInt32: TrackPatch]()
+        for (index, trak) in tracks.enumerated() {
+            guard let tkhd = trak.child("tkhd") else { throw .malformedOutput("a track has no header") }
+            let input = inputList[index]
+            let group = groupList.firstIndex { $0.inputs.contains { $0 === input } }
+            patches[MovieHeader.trackID(tkhd.payload)] = TrackPatch(
+                edits: edits?[index], enabled: input.marksOutputTrackAsEnabled,
+                alternateGroup: group.map { UInt16($0 + 1) } ?? 0)
+        }
+        return patches
+    }
+
+    /// Writes the edit lists that lay the sessions end to end, the movie
+    /// time scale and track flags, and moves the index to the front if asked.
+    private func finalizeMovie() throws(WriterError) {
+        let patcher = MoviePatcher(file: file)
+        let boxes = try patcher.topLevelBoxes()
+        let (_, movie) = try patcher.readMovie(boxes)
+        let movieScale = try chooseMovieTimescale(movie)
+        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
+        var editLists: [[EditEntry]]? = nil
+        var total: UInt64? = nil
+        if let origin = timeline.origin {
+            // Each track's media time scale is its stream time base.
+            let mediaScales = tracks.map { MovieHeader.mediaTimescale($0) ?? 1000 }
+            var spansInTime = [SessionTimeline.TrackSpan?]()
+            var latestEnd = MediaTime.zero
+            for (index, span) in spans.enumerated() {
+                guard let firstDecode = span.firstDecode, index < mediaScales.count else { spansInTime.append(nil); continue }
+                let scale = Int32(clamping: mediaScales[index])
+                let trackSpan = SessionTimeline.TrackSpan(
+                    runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
+                    firstDecode: MediaTime(value: firstDecode, timescale: scale))
+                spansInTime.append(trackSpan)
+                if let last = trackSpan.runs.last { latestEnd = max(latestEnd, last.end) }
+            }
+            let sessions = timeline.closed(at: origin + latestEnd)
+            let duration = SessionTimeline.totalDuration(sessions)
+            total = UInt64(max(0, duration.converted(toTimescale: Int32(clamping: movieScale)).value))
+            editLists = spansInTime.enumerated().map { index, span in
+                guard let span else { return [] }
+                let edits = SessionTimeline.edits(sessions: sessions, origin: origin, track: span)
+                return SessionTimeline.rounded(edits, movieTimescale: Int32(clamping: movieScale),
+                                               mediaTimescale: Int32(clamping: mediaScales[index]))
+            }
+        }
+        try patcher.finish(timescale: movieScale, totalDuration: total,
+                           tracks: trackPatches(movie: movie, edits: editLists), faststart: settings.faststart)
+    }
+}
+
+/// Inputs whose tracks are alternates of each other, such as two
+/// microphones recorded side by side: players play one, the default.
+public final class AssetWriterInputGroup {
+    public let inputs: [AssetWriterInput]
+    /// The input whose track is enabled; the others are disabled.
+    public let defaultInput: AssetWriterInput?
+
+    public init(inputs: [AssetWriterInput], defaultInput: AssetWriterInput?) {
+        self.inputs = inputs
+        self.defaultInput = defaultInput
+    }
+}

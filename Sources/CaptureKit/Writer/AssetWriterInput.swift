@@ -1,0 +1,448 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One track of an `AssetWriter`'s file, like AVAssetWriterInput: created
+/// with a media type's output settings, it takes raw frames (converted and
+/// encoded), raw audio (resampled and encoded), or compressed samples
+/// (written unchanged, for `.passthrough` settings).
+///
+/// Appends are synchronous: when one returns, the sample has been encoded
+/// and handed to the muxer. An input may be fed from its own thread.
+public final class AssetWriterInput {
+    public let outputSettings: OutputSettings
+    public var mediaType: MediaType { outputSettings.mediaType }
+
+    /// The track's media time scale; 0 (the default) uses 90000 for video
+    /// and the sample rate for audio. Set it before writing starts.
+    public var mediaTimeScale: Int32 = 0
+
+    /// Whether the track is enabled (plays by default). Adding the input to
+    /// a group sets this: only the group's default input stays enabled.
+    public var marksOutputTrackAsEnabled = true
+
+    /// Whether samples come from a live source. Real-time inputs get
+    /// encoder settings that keep latency low.
+    public var expectsMediaDataInRealTime = false
+
+    /// The track's language as an ISO 639-2 code (`eng`), where the container records one.
+    public var languageCode: String?
+
+    weak var writer: AssetWriter?
+    private let lock = WriterLock()
+    private var streamIndex = -1
+    private var videoEncoder: VideoEncoder?
+    private var audioEncoder: AudioEncoder?
+    private var timeBase = AVRational(num: 1, den: 90000)
+    private var finished = false
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    // Video bookkeeping, in `timeBase` ticks.
+    private var lastTime: Int64?
+    private var lastDecodeTime: Int64?
+    private var lastKeyframeTime: Int64?
+    private var keyframeIntervalTicks: Int64?
+    private var pendingDurations: [Int64: Int64] = [:]
+    private var explicitDuration: Set<Int64> = []
+    private var expectedFrameTicks: Int64?
+    /// A passthrough stream that lost samples waits for a keyframe.
+    private var needsKeyframe = true
+    /// The session the last sample fell in.
+    private var lastSession: Int?
+    private var lastSessionSeen: Int?
+    private var lastInterval: Int64?
+    private var lastSentDecodeTime: Int64?
+    private var videoSettings: VideoOutputSettings?
+    private var globalHeader = false
+
+    public init(outputSettings: OutputSettings) {
+        self.outputSettings = outputSettings
+    }
+
+    deinit {
+        if packet != nil { av_packet_free(&packet) }
+    }
+
+    /// True while the writer is writing and this input is not finished.
+    public var isReadyForMoreMediaData: Bool {
+        lock.withLock { !finished } && writer?.status == .writing
+    }
+
+    /// The encoder in use ("libx264", "aac" …), nil for passthrough or before writing starts.
+    public var encoderName: String? { lock.withLock { encoderInUse } }
+    private var encoderInUse: String?
+
+    /// How many times a conversion buffer was allocated for raw frames (one
+    /// in steady state).
+    var conversionBufferAllocations: Int { lock.withLock { videoEncoder?.bufferAllocations ?? 0 } }
+
+    // MARK: Setup (called by the writer under its lock)
+
+    func prepare(stream: UnsafeMutablePointer<AVStream>, index: Int, globalHeader: Bool, fragmentInterval: MediaTime?) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            streamIndex = index
+            guard let packet = av_packet_alloc() else { throw .ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM))) }
+            self.packet = packet
+            if marksOutputTrackAsEnabled { stream.pointee.disposition |= AV_DISPOSITION_DEFAULT }
+            if let languageCode { av_dict_set(&stream.pointee.metadata, "language", languageCode, 0) }
+            switch outputSettings {
+            case .video(var settings):
+                if expectsMediaDataInRealTime, settings.encoderOptions["tune"] == nil,
+                   EncoderCatalog.encoderName(for: settings.codec) == "libx264" {
+                    settings.encoderOptions["tune"] = "zerolatency"
+                }
+                timeBase = AVRational(num: 1, den: mediaTimeScale > 0 ? mediaTimeScale : 90000)
+                let encoder = try VideoEncoder(settings: settings, timeBase: timeBase, globalHeader: globalHeader)
+                videoEncoder = encoder
+                videoSettings = settings
+                self.globalHeader = globalHeader
+                encoderInUse = encoder.encoderName
+                try copyParameters(from: encoder.context, to: stream)
+                stream.pointee.time_base = timeBase
+                stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+                expectedFrameTicks = settings.expectedFrameDuration.flatMap(ticks)
+                var interval = settings.maxKeyFrameIntervalDuration.flatMap(ticks)
+                if let fragment = fragmentInterval.flatMap(ticks) { interval = min(interval ?? .max, fragment) }
+                keyframeIntervalTicks = interval.flatMap { $0 > 0 ? $0 : nil }
+            case .audio(let settings):
+                let encoder = try AudioEncoder(settings: settings, globalHeader: globalHeader)
+                audioEncoder = encoder
+                encoderInUse = encoder.encoderName
+                timeBase = encoder.context.pointee.time_base
+                try copyParameters(from: encoder.context, to: stream)
+                stream.pointee.time_base = mediaTimeScale > 0 ? AVRational(num: 1, den: mediaTimeScale) : timeBase
+            case .passthrough(let format):
+                let codec = format.codecID
+                guard codec != AV_CODEC_ID_NONE else { throw .invalidSettings("'\(format.codecName)' is not a codec libavcodec knows") }
+                let parameters = stream.pointee.codecpar!
+                parameters.pointee.codec_id = codec
+                switch format.mediaType {
+                case .video:
+                    guard format.width > 0, format.height > 0 else { throw .invalidSettings("passthrough video needs its frame size") }
+                    parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+                    parameters.pointee.width = Int32(format.width)
+                    parameters.pointee.height = Int32(format.height)
+                    timeBase = AVRational(num: 1, den: mediaTimeScale > 0 ? mediaTimeScale : 90000)
+                case .audio:
+                    guard format.sampleRate > 0, format.channels > 0 else { throw .invalidSettings("passthrough audio needs its sample rate and channel count") }
+                    parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+                    parameters.pointee.sample_rate = Int32(format.sampleRate)
+                    av_channel_layout_default(&parameters.pointee.ch_layout, Int32(format.channels))
+                    timeBase = AVRational(num: 1, den: mediaTimeScale > 0 ? mediaTimeScale : Int32(format.sampleRate))
+                }
+                if !format.extradata.isEmpty {
+                    let size = format.extradata.count
+                    guard let extradata = av_mallocz(size + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                        throw .ffmpeg(FFmpegError(call: "av_mallocz", code: cffmpeg_averror(ENOMEM)))
+                    }
+                    format.extradata.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: size) }
+                    parameters.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+                    parameters.pointee.extradata_size = Int32(size)
+                }
+                stream.pointee.time_base = timeBase
+                needsKeyframe = !format.isIntraOnly
+            }
+        }
+    }
+
+    private func copyParameters(from context: UnsafeMutablePointer<AVCodecContext>, to stream: UnsafeMutablePointer<AVStream>) throws(WriterError) {
+        let status = avcodec_parameters_from_context(stream.pointee.codecpar, context)
+        if status < 0 { throw .ffmpeg(FFmpegError(call: "avcodec_parameters_from_context", code: status)) }
+    }
+
+    /// A time in this input's time base, or nil when it does not fit.
+    private func ticks(_ time: MediaTime) -> Int64? {
+        guard time.isNumeric else { return nil }
+        let converted = time.converted(toTimescale: timeBase.den)
+        return converted.isNumeric ? converted.value : nil
+    }
+
+    func releaseEncoders() {
+        lock.withLock {
+            videoEncoder = nil
+            audioEncoder = nil
+            finished = true
+        }
+    }
+
+    // MARK: Appending raw video
+
+    /// Appends one frame shown at `presentationTime` (on the session's
+    /// clock) for `duration` (nil: until the next frame). The frame may be
+    /// in any pixel format and size libswscale converts from.
+    public func append(_ buffer: PixelBuffer, presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
+        let frame = buffer.frame
+        try withUnsafePointer(to: &frame.pointee.data) { data throws(WriterError) in
+            try withUnsafePointer(to: &frame.pointee.linesize) { lines throws(WriterError) in
+                try data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes throws(WriterError) in
+                    try lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides throws(WriterError) in
+                        try appendVideo(planes: planes, strides: strides, format: AVPixelFormat(frame.pointee.format),
+                                        width: frame.pointee.width, height: frame.pointee.height,
+                                        presentationTime: presentationTime, duration: duration)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Appends one frame from memory the caller owns, such as a mapped
+    /// capture buffer: `bytes` holds the image in `format`, rows packed, or
+    /// `bytesPerRow` apart for single-plane formats.
+    public func appendPixels(_ bytes: UnsafeRawBufferPointer, format: PixelFormat, width: Int, height: Int, bytesPerRow: Int? = nil,
+                             presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
+        guard width > 0, height > 0, width <= 32768, height <= 32768, let base = bytes.baseAddress else {
+            throw .invalidSettings("a \(width)x\(height) frame is not possible")
+        }
+        var planes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        var strides = [Int32](repeating: 0, count: 4)
+        let needed: Int32
+        if let bytesPerRow {
+            guard av_pix_fmt_count_planes(format.raw) == 1 else {
+                throw .invalidSettings("bytesPerRow applies to single-plane formats; \(format) has \(av_pix_fmt_count_planes(format.raw)) planes")
+            }
+            planes[0] = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+            strides[0] = Int32(bytesPerRow)
+            needed = Int32(bytesPerRow * height)
+        } else {
+            needed = av_image_fill_arrays(&planes, &strides, base.assumingMemoryBound(to: UInt8.self), format.raw, Int32(width), Int32(height), 1)
+        }
+        guard needed > 0 else { throw .invalidSettings("cannot lay out a \(width)x\(height) \(format) image") }
+        guard bytes.count >= Int(needed) else {
+            throw .invalidSettings("a \(width)x\(height) \(format) frame needs \(needed) bytes; the buffer has \(bytes.count)")
+        }
+        let constPlanes = planes.map { UnsafePointer<UInt8>($0) }
+        try constPlanes.withUnsafeBufferPointer { planePointer throws(WriterError) in
+            try strides.withUnsafeBufferPointer { stridePointer throws(WriterError) in
+                try appendVideo(planes: planePointer.baseAddress!, strides: stridePointer.baseAddress!, format: format.raw,
+                                width: Int32(width), height: Int32(height), presentationTime: presentationTime, duration: duration)
+            }
+        }
+    }
+
+    private func appendVideo(planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>, format: AVPixelFormat,
+                             width: Int32, height: Int32, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard let writer else { throw .invalidState("the input has not been added to a writer") }
+            guard !finished else { throw .invalidState("the input is marked as finished") }
+            guard var encoder = videoEncoder else {
+                throw .invalidState(mediaType == .video ? "this input takes compressed samples (passthrough)" : "this input takes audio, not frames")
+            }
+            guard format != AV_PIX_FMT_NONE, sws_isSupportedInput(format) > 0 else {
+                throw .invalidSettings("frames in \(PixelFormat(raw: format)) cannot be converted")
+            }
+            guard let (placed, session) = try writer.placement(forSource: presentationTime) else { return }
+            // Each session after the first starts with a keyframe, from a
+            // fresh encoder where frames are reordered.
+            var sessionKeyframe = false
+            if writer.usesEditLists, let session, let last = lastSessionSeen, session > last {
+                if encoder.context.pointee.has_b_frames > 0 {
+                    encoder = try restartEncoder(encoder)
+                }
+                sessionKeyframe = true
+            }
+            defer {
+                lastSession = session
+                if session != nil { lastSessionSeen = session }
+            }
+            guard let pts = ticks(placed) else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
+            if let lastTime, pts <= lastTime {
+                throw .invalidState("presentation times must increase: \(presentationTime.seconds) s comes after a frame at the same time or later")
+            }
+            // Durations: given, or until the next frame in the same session,
+            // or else the expected frame duration or the last interval.
+            let sameSession = session == lastSession
+            if let lastTime, sameSession, pendingDurations[lastTime] != nil, !explicitDuration.contains(lastTime) {
+                pendingDurations[lastTime] = pts - lastTime
+            }
+            if let lastTime, sameSession { lastInterval = pts - lastTime }
+            if let duration, let given = ticks(duration), given > 0 {
+                pendingDurations[pts] = given
+                explicitDuration.insert(pts)
+            } else {
+                pendingDurations[pts] = expectedFrameTicks ?? lastInterval ?? 0
+            }
+            var forceKeyframe = sessionKeyframe
+            if sessionKeyframe { lastKeyframeTime = pts }
+            if let interval = keyframeIntervalTicks, lastKeyframeTime.map({ pts - $0 >= interval }) ?? true {
+                forceKeyframe = true
+                lastKeyframeTime = pts
+            }
+            lastTime = pts
+            do throws(WriterError) {
+                try encoder.encode(planes: planes, strides: strides, format: format, width: width, height: height, pts: pts,
+                                   forceKeyframe: forceKeyframe) { packet throws(WriterError) in try self.sendEncoded(packet) }
+            } catch {
+                throw failIfWriterError(error)
+            }
+        }
+    }
+
+    /// Ends the encoder's stream and starts a fresh one, so that a new
+    /// session begins with a keyframe and the same decode delay as the
+    /// first. (Readers that apply edit lists, libavformat among them, time
+    /// an edit's first frame by its decode time plus that delay.)
+    private func restartEncoder(_ old: VideoEncoder) throws(WriterError) -> VideoEncoder {
+        guard let settings = videoSettings else { return old }
+        do {
+            try old.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
+        } catch {
+            throw failIfWriterError(error)
+        }
+        let fresh = try VideoEncoder(settings: settings, timeBase: timeBase, globalHeader: globalHeader)
+        let oldHeader = UnsafeBufferPointer(start: old.context.pointee.extradata, count: Int(old.context.pointee.extradata_size))
+        let newHeader = UnsafeBufferPointer(start: fresh.context.pointee.extradata, count: Int(fresh.context.pointee.extradata_size))
+        guard Array(oldHeader) == Array(newHeader) else {
+            throw failIfWriterError(.invalidSettings("\(fresh.encoderName) changed its stream header between sessions"))
+        }
+        videoEncoder = fresh
+        lastKeyframeTime = nil
+        return fresh
+    }
+
+    /// Settings errors concern one sample; anything else fails the writer.
+    private func failIfWriterError(_ error: WriterError) -> WriterError {
+        if case .invalidSettings = error { return error }
+        if case .invalidState = error { return error }
+        return writer?.fail(error) ?? error
+    }
+
+    private func sendEncoded(_ packet: UnsafeMutablePointer<AVPacket>) throws(WriterError) {
+        if mediaType == .video {
+            let pts = packet.pointee.pts
+            if let duration = pendingDurations.removeValue(forKey: pts) {
+                if packet.pointee.duration <= 0 { packet.pointee.duration = duration }
+                explicitDuration.remove(pts)
+            }
+        }
+        guard let writer else { throw .invalidState("the input has not been added to a writer") }
+        // Decode times must increase across an encoder restart.
+        if packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE {
+            if let last = lastSentDecodeTime, packet.pointee.dts <= last {
+                packet.pointee.dts = last + 1
+                if packet.pointee.pts != cffmpeg_AV_NOPTS_VALUE && packet.pointee.pts < packet.pointee.dts { packet.pointee.pts = packet.pointee.dts }
+            }
+            lastSentDecodeTime = packet.pointee.dts
+        }
+        try writer.write(packet: packet, timeBase: timeBase, streamIndex: streamIndex)
+    }
+
+    // MARK: Appending raw audio
+
+    /// Appends interleaved audio (or, for planar formats, the channels' planes
+    /// one after another) whose first sample plays at `presentationTime`.
+    /// Any rate, channel count and sample format is resampled to the
+    /// encoder's. Samples falling outside a session are left out (trimmed to
+    /// the sample, in containers without edit lists).
+    public func appendAudio(_ bytes: UnsafeRawBufferPointer, format: AudioSampleFormat, channels: Int, sampleRate: Int,
+                            presentationTime: MediaTime) throws(WriterError) {
+        guard channels > 0, channels <= 16, sampleRate > 0, sampleRate <= 768_000 else {
+            throw .invalidSettings("\(channels) channels at \(sampleRate) Hz is out of range")
+        }
+        let frameBytes = format.bytesPerSample * channels
+        guard bytes.count % frameBytes == 0 else {
+            throw .invalidSettings("\(bytes.count) bytes is not a whole number of \(channels)-channel \(format.rawValue) samples")
+        }
+        let count = bytes.count / frameBytes
+        guard count > 0, let base = bytes.baseAddress else { return }
+        try lock.withLock { () throws(WriterError) in
+            guard let writer else { throw .invalidState("the input has not been added to a writer") }
+            guard !finished else { throw .invalidState("the input is marked as finished") }
+            guard let encoder = audioEncoder else {
+                throw .invalidState(mediaType == .audio ? "this input takes compressed samples (passthrough)" : "this input takes frames, not audio")
+            }
+            let span = MediaTime(value: Int64(count), timescale: Int32(sampleRate))
+            guard let (skip, time, keep) = try writer.placement(forSource: presentationTime, duration: span) else { return }
+            let skipSamples = Int(skip.converted(toTimescale: Int32(sampleRate)).value)
+            let keepSamples = Int(keep.converted(toTimescale: Int32(sampleRate)).value)
+            guard keepSamples > 0, skipSamples >= 0, skipSamples + keepSamples <= count else { return }
+            let start = time.converted(toTimescale: encoder.sampleRate)
+            guard start.isNumeric else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
+            var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 16)
+            let bytesPerSample = format.bytesPerSample
+            if format.isPlanar {
+                for channel in 0..<channels {
+                    planes[channel] = UnsafePointer((base + channel * count * bytesPerSample + skipSamples * bytesPerSample).assumingMemoryBound(to: UInt8.self))
+                }
+            } else {
+                planes[0] = UnsafePointer((base + skipSamples * frameBytes).assumingMemoryBound(to: UInt8.self))
+            }
+            do throws(WriterError) {
+                try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
+                    try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
+                                       channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
+                }
+            } catch {
+                throw failIfWriterError(error)
+            }
+        }
+    }
+
+    // MARK: Appending compressed samples
+
+    /// Appends one compressed sample as it is (passthrough inputs). Decode
+    /// times must increase. After samples were left out (outside a session),
+    /// a stream that is not intra-only resumes at its next keyframe.
+    public func append(_ sample: CompressedSample) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard let writer else { throw .invalidState("the input has not been added to a writer") }
+            guard !finished else { throw .invalidState("the input is marked as finished") }
+            guard case .passthrough(let format) = outputSettings, let packet else {
+                throw .invalidState("compressed samples need an input with passthrough settings")
+            }
+            guard !sample.data.isEmpty else { throw .invalidSettings("a compressed sample cannot be empty") }
+            guard let (placed, _) = try writer.placement(forSource: sample.presentationTime) else {
+                needsKeyframe = !format.isIntraOnly
+                return
+            }
+            if needsKeyframe {
+                guard sample.isKeyframe else { return }
+                needsKeyframe = false
+            }
+            guard let pts = ticks(placed) else { throw .invalidState("presentation time \(sample.presentationTime) does not fit the track's time scale") }
+            var dts = pts
+            if let decodeTime = sample.decodeTime {
+                let offset = sample.presentationTime - decodeTime
+                guard offset.isNumeric, let offsetTicks = ticks(offset) else { throw .invalidState("decode time \(decodeTime) is not usable") }
+                dts = pts - offsetTicks
+            }
+            if let lastDecodeTime, dts <= lastDecodeTime {
+                throw .invalidState("decode times must increase: \(sample.presentationTime.seconds) s does not come after the previous sample")
+            }
+            lastDecodeTime = dts
+            let size = Int32(sample.data.count)
+            let allocated = av_new_packet(packet, size)
+            guard allocated >= 0 else { throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_new_packet", code: allocated))) }
+            sample.data.withUnsafeBytes { packet.pointee.data.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(size)) }
+            packet.pointee.pts = pts
+            packet.pointee.dts = dts
+            packet.pointee.duration = sample.duration.flatMap(ticks) ?? 0
+            packet.pointee.flags = sample.isKeyframe ? AV_PKT_FLAG_KEY : 0
+            defer { av_packet_unref(packet) }
+            do throws(WriterError) {
+                try writer.write(packet: packet, timeBase: timeBase, streamIndex: streamIndex)
+            } catch {
+                throw failIfWriterError(error)
+            }
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Marks the input finished: what the encoder still holds is written,
+    /// and no more samples are taken.
+    public func markAsFinished() throws(WriterError) {
+        try finishEncoding()
+    }
+
+    func finishEncoding() throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard !finished else { return }
+            finished = true
+            if let videoEncoder {
+                try videoEncoder.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
+            } else if let audioEncoder {
+                try audioEncoder.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
+            }
+        }
+    }
+}

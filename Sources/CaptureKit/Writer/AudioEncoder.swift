@@ -1,0 +1,235 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open libavcodec audio encoder with a resampler and a FIFO in front of
+/// it: samples in any layout, rate and channel count are converted to the
+/// encoder's, regrouped into frames of the encoder's size, and stamped with
+/// a sample-exact running time.
+final class AudioEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let encoderName: String
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let fifo: OpaquePointer
+    private var resampler: OpaquePointer?
+    private var resamplerInput: (format: AVSampleFormat, rate: Int32, channels: Int32)?
+    private var converted: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?
+    private var convertedCapacity: Int32 = 0
+    /// Samples per encoded frame.
+    let frameSize: Int32
+    /// The time (in samples at the encoder's rate) of the first sample in the FIFO.
+    private var fifoTime: Int64?
+    /// Where the next input buffer starts if it follows on without a gap.
+    private var expectedInputTime: Int64?
+
+    var sampleRate: Int32 { context.pointee.sample_rate }
+
+    init(settings: AudioOutputSettings, globalHeader: Bool) throws(WriterError) {
+        guard settings.sampleRate > 0, settings.sampleRate <= 768_000 else { throw .invalidSettings("sample rate \(settings.sampleRate) Hz is out of range") }
+        guard settings.channels > 0, settings.channels <= 16 else { throw .invalidSettings("\(settings.channels) channels is out of range") }
+        FFmpegLogging.configure()
+        guard let (name, codec) = EncoderCatalog.firstEncoder(settings.codec.encoderNames) else {
+            throw .encoderNotFound(codec: settings.codec.name, tried: settings.codec.encoderNames)
+        }
+        if var rates = codec.pointee.supported_samplerates {
+            var list = [Int32]()
+            while rates.pointee != 0 { list.append(rates.pointee); rates += 1 }
+            guard list.contains(Int32(settings.sampleRate)) else {
+                throw .invalidSettings("\(name) does not take \(settings.sampleRate) Hz; it takes \(list.map(String.init).joined(separator: ", "))")
+            }
+        }
+        var formats = [AVSampleFormat]()
+        if var list = codec.pointee.sample_fmts {
+            while list.pointee != AV_SAMPLE_FMT_NONE { formats.append(list.pointee); list += 1 }
+        }
+        guard let format = formats.first else { throw .invalidSettings("\(name) names no sample format") }
+        guard let context = avcodec_alloc_context3(codec) else { throw .ffmpeg(FFmpegError(call: "avcodec_alloc_context3", code: cffmpeg_averror(ENOMEM))) }
+        var contextPointer: UnsafeMutablePointer<AVCodecContext>? = context
+        context.pointee.sample_fmt = format
+        context.pointee.sample_rate = Int32(settings.sampleRate)
+        context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(settings.channels))
+        if let bitRate = settings.bitRate {
+            guard bitRate > 0 else { avcodec_free_context(&contextPointer); throw .invalidSettings("bit rate must be positive") }
+            context.pointee.bit_rate = Int64(bitRate)
+        }
+        if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        for (key, value) in settings.encoderOptions.sorted(by: { $0.key < $1.key }) { av_dict_set(&options, key, value, 0) }
+        let opened = avcodec_open2(context, codec, &options)
+        if opened < 0 {
+            avcodec_free_context(&contextPointer)
+            throw .invalidSettings("\(name) refused the settings (\(FFmpegError(call: "avcodec_open2", code: opened).reason))")
+        }
+        if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            let key = String(cString: unused.pointee.key)
+            avcodec_free_context(&contextPointer)
+            throw .invalidSettings("\(name) has no option '\(key)'")
+        }
+        let variable = codec.pointee.capabilities & Int32(AV_CODEC_CAP_VARIABLE_FRAME_SIZE) != 0
+        frameSize = context.pointee.frame_size > 0 && !variable ? context.pointee.frame_size : 1024
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc(),
+              let fifo = av_audio_fifo_alloc(format, Int32(settings.channels), frameSize * 4) else {
+            avcodec_free_context(&contextPointer)
+            throw .ffmpeg(FFmpegError(call: "av_audio_fifo_alloc", code: cffmpeg_averror(ENOMEM)))
+        }
+        frame.pointee.format = format.rawValue
+        frame.pointee.sample_rate = context.pointee.sample_rate
+        frame.pointee.nb_samples = frameSize
+        av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
+        if av_frame_get_buffer(frame, 0) < 0 {
+            avcodec_free_context(&contextPointer)
+            throw .ffmpeg(FFmpegError(call: "av_frame_get_buffer", code: cffmpeg_averror(ENOMEM)))
+        }
+        self.context = context
+        self.encoderName = name
+        self.frame = frame
+        self.packet = packet
+        self.fifo = fifo
+    }
+
+    deinit {
+        var contextPointer: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&contextPointer)
+        var framePointer: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&framePointer)
+        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packetPointer)
+        av_audio_fifo_free(fifo)
+        swr_free(&resampler)
+        if converted != nil { av_freep(&converted![0]) }
+        av_freep(&converted)
+    }
+
+    /// Converts and queues `count` samples per channel starting at `time`
+    /// (in samples at the encoder's rate), and encodes every full frame.
+    /// A jump in time (more than a frame from where the last buffer ended)
+    /// finishes the current frame with silence and starts counting anew.
+    func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
+                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
+        if let expected = expectedInputTime, abs(time - expected) > Int64(frameSize) {
+            try drainResampler()
+            try encodeQueued(final: false, padPartial: true, sink: sink)
+            fifoTime = nil
+        }
+        if fifoTime == nil { fifoTime = time }
+        let outputCount = av_rescale_rnd(Int64(count), Int64(sampleRate), Int64(rate), AV_ROUND_UP)
+        expectedInputTime = time + outputCount
+        try convert(planes: planes, count: count)
+        try encodeQueued(final: false, padPartial: false, sink: sink)
+    }
+
+    /// Encodes whatever is queued and drains the encoder.
+    func flush(sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        try drainResampler()
+        try encodeQueued(final: true, padPartial: false, sink: sink)
+        let status = avcodec_send_frame(context, nil)
+        if status < 0 && status != cffmpeg_AVERROR_EOF {
+            throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: status))
+        }
+        try drain(sink)
+    }
+
+    private func prepareResampler(format: AVSampleFormat, rate: Int32, channels: Int32,
+                                  sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        if let current = resamplerInput, current.format == format, current.rate == rate, current.channels == channels, resampler != nil { return }
+        if resampler != nil {
+            // The input changed shape: let the old converter empty out first.
+            try drainResampler()
+            swr_free(&resampler)
+        }
+        var inputLayout = AVChannelLayout()
+        av_channel_layout_default(&inputLayout, channels)
+        defer { av_channel_layout_uninit(&inputLayout) }
+        var created: OpaquePointer?
+        let status = swr_alloc_set_opts2(&created, &context.pointee.ch_layout, context.pointee.sample_fmt, context.pointee.sample_rate,
+                                         &inputLayout, format, rate, 0, nil)
+        guard status >= 0, created != nil else { throw .ffmpeg(FFmpegError(call: "swr_alloc_set_opts2", code: status)) }
+        let initialized = swr_init(created)
+        guard initialized >= 0 else {
+            swr_free(&created)
+            throw .invalidSettings("cannot convert \(channels)-channel audio at \(rate) Hz (\(FFmpegError(call: "swr_init", code: initialized).reason))")
+        }
+        resampler = created
+        resamplerInput = (format, rate, channels)
+    }
+
+    private func ensureCapacity(_ samples: Int32) throws(WriterError) {
+        guard samples > convertedCapacity else { return }
+        if converted != nil { av_freep(&converted![0]) }
+        av_freep(&converted)
+        let channels = context.pointee.ch_layout.nb_channels
+        let status = av_samples_alloc_array_and_samples(&converted, nil, channels, samples, context.pointee.sample_fmt, 0)
+        guard status >= 0 else { convertedCapacity = 0; throw .ffmpeg(FFmpegError(call: "av_samples_alloc_array_and_samples", code: status)) }
+        convertedCapacity = samples
+    }
+
+    private func convert(planes: UnsafePointer<UnsafePointer<UInt8>?>?, count: Int32) throws(WriterError) {
+        guard let resampler else { return }
+        let capacity = swr_get_out_samples(resampler, count)
+        guard capacity >= 0 else { throw .ffmpeg(FFmpegError(call: "swr_get_out_samples", code: capacity)) }
+        if capacity == 0 { return }
+        try ensureCapacity(max(capacity, frameSize))
+        let produced = swr_convert(resampler, converted, capacity, planes.map { UnsafeMutablePointer(mutating: $0) }, count)
+        guard produced >= 0 else { throw .ffmpeg(FFmpegError(call: "swr_convert", code: produced)) }
+        if produced > 0 {
+            let written = converted!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, produced) }
+            guard written >= produced else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_write", code: written < 0 ? written : cffmpeg_averror(ENOMEM))) }
+        }
+    }
+
+    private func drainResampler() throws(WriterError) {
+        try convert(planes: nil, count: 0)
+    }
+
+    private func encodeQueued(final: Bool, padPartial: Bool, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        while true {
+            let available = av_audio_fifo_size(fifo)
+            if available <= 0 { return }
+            if available < frameSize && !final && !padPartial { return }
+            let take = min(available, frameSize)
+            if av_frame_is_writable(frame) == 0 {
+                let status = av_frame_make_writable(frame)
+                guard status >= 0 else { throw .ffmpeg(FFmpegError(call: "av_frame_make_writable", code: status)) }
+            }
+            frame.pointee.nb_samples = frameSize
+            let read = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, take) }
+            }
+            guard read == take else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_read", code: read < 0 ? read : cffmpeg_averror(EIO))) }
+            if take < frameSize {
+                if padPartial {
+                    // A jump in time: finish this frame with silence, since
+                    // only the very last frame may be short.
+                    _ = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+                        data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) {
+                            av_samples_set_silence($0, take, frameSize - take, context.pointee.ch_layout.nb_channels, context.pointee.sample_fmt)
+                        }
+                    }
+                } else {
+                    frame.pointee.nb_samples = take
+                }
+            }
+            frame.pointee.pts = fifoTime ?? 0
+            fifoTime = (fifoTime ?? 0) + Int64(frame.pointee.nb_samples)
+            let status = avcodec_send_frame(context, frame)
+            guard status >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: status)) }
+            try drain(sink)
+            if take < frameSize { return }
+        }
+    }
+
+    private func drain(_ sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        while true {
+            let status = avcodec_receive_packet(context, packet)
+            if status == cffmpeg_AVERROR_EAGAIN || status == cffmpeg_AVERROR_EOF { return }
+            if status < 0 { throw .ffmpeg(FFmpegError(call: "avcodec_receive_packet(\(encoderName))", code: status)) }
+            defer { av_packet_unref(packet) }
+            try sink(packet)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import CFFmpeg
+
+/// Converts images to one pixel format and size with libswscale, keeping its
+/// scaler between calls (it is rebuilt only when the source changes).
+public final class PixelConverter {
+    public let pixelFormat: PixelFormat
+    public let width: Int
+    public let height: Int
+    private var scaler: OpaquePointer?
+
+    public init(pixelFormat: PixelFormat, width: Int, height: Int) throws(WriterError) {
+        guard pixelFormat.isConvertible(asInput: false) else { throw .invalidSettings("images cannot be converted to \(pixelFormat)") }
+        guard width > 0, height > 0, width <= 32768, height <= 32768 else { throw .invalidSettings("a \(width)x\(height) image is not possible") }
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+    }
+
+    deinit { sws_freeContext(scaler) }
+
+    /// A new buffer holding `source` in this converter's format and size.
+    public func convert(_ source: PixelBuffer) throws(WriterError) -> PixelBuffer {
+        try convert(frame: source.frame)
+    }
+
+    func convert(frame source: UnsafeMutablePointer<AVFrame>) throws(WriterError) -> PixelBuffer {
+        let sourceFormat = AVPixelFormat(source.pointee.format)
+        guard sws_isSupportedInput(sourceFormat) > 0 else { throw .invalidSettings("images in \(PixelFormat(raw: sourceFormat)) cannot be converted") }
+        scaler = sws_getCachedContext(scaler, source.pointee.width, source.pointee.height, sourceFormat,
+                                      Int32(width), Int32(height), pixelFormat.raw, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+        guard scaler != nil else { throw .invalidSettings("cannot convert \(PixelFormat(raw: sourceFormat)) to \(pixelFormat)") }
+        let output = try PixelBuffer(width: width, height: height, pixelFormat: pixelFormat)
+        let target = output.frame
+        let status = withUnsafePointer(to: &source.pointee.data) { data in
+            withUnsafePointer(to: &source.pointee.linesize) { lines in
+                withUnsafeMutablePointer(to: &target.pointee.data) { outData in
+                    withUnsafeMutablePointer(to: &target.pointee.linesize) { outLines in
+                        data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
+                            lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
+                                outData.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { dst in
+                                    outLines.withMemoryRebound(to: Int32.self, capacity: 8) { dstStride in
+                                        sws_scale(scaler, src, srcStride, 0, source.pointee.height, dst, dstStride)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard status > 0 else { throw .ffmpeg(FFmpegError(call: "sws_scale", code: status < 0 ? status : -22)) }
+        target.pointee.pts = source.pointee.pts
+        return output
+    }
+}

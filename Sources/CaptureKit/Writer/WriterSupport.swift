@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mutual-exclusion lock over a pthread mutex it owns.
+final class WriterLock {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// One item of metadata for the file: a key and its text, like an
+/// AVMetadataItem. The common keys have constructors; any other key is
+/// written where the container allows arbitrary keys (MP4 and QuickTime as
+/// 'mdta' keys, Matroska and WebM as tags, FLAC and Ogg as comments).
+public struct MetadataItem: Sendable, Hashable {
+    public var key: String
+    public var value: String
+
+    public init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+
+    public static func title(_ value: String) -> MetadataItem { MetadataItem(key: "title", value: value) }
+    public static func comment(_ value: String) -> MetadataItem { MetadataItem(key: "comment", value: value) }
+    /// The device's maker.
+    public static func make(_ value: String) -> MetadataItem { MetadataItem(key: "make", value: value) }
+    /// The device's model.
+    public static func model(_ value: String) -> MetadataItem { MetadataItem(key: "model", value: value) }
+    /// When the recording was made, in ISO 8601 (`2024-05-01T12:00:00Z`).
+    public static func creationDate(_ iso8601: String) -> MetadataItem { MetadataItem(key: "creation_time", value: iso8601) }
+
+    /// The keys every container writes in its own fields.
+    static let commonKeys: Set<String> = ["title", "comment", "creation_time"]
+}
