@@ -8,6 +8,8 @@ import Glibc
 final class MediaFile {
     let path: String
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// For a cut-off file: the reader that stops at its last complete box.
+    private var limitedReader: TruncatedFileReader?
 
     init(path: String) throws(PlaybackError) {
         FFmpegLogging.configure()
@@ -23,8 +25,22 @@ final class MediaFile {
         guard access(path, R_OK) == 0 else { throw .permissionDenied(path: path) }
         if info.st_size == 0 { throw .notMedia(path: path, reason: "the file is empty") }
         var context: UnsafeMutablePointer<AVFormatContext>?
+        // A cut-off MP4/QuickTime file (a recording killed mid-write) is
+        // read up to its last complete box, so that a partial fragment at
+        // the end cannot spoil the fragments before it.
+        if let complete = TruncatedFileReader.completeLength(path: path, size: Int64(info.st_size)) {
+            let reader = try TruncatedFileReader(path: path, length: complete)
+            guard let allocated = avformat_alloc_context() else {
+                throw .ffmpeg(path: path, error: FFmpegError(call: "avformat_alloc_context", code: cffmpeg_averror(ENOMEM)))
+            }
+            allocated.pointee.pb = reader.context
+            allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            context = allocated
+            limitedReader = reader
+        }
         let opened = avformat_open_input(&context, path, nil, nil)
         guard opened >= 0, let context else {
+            limitedReader = nil
             let error = FFmpegError(call: "avformat_open_input", code: opened)
             if error.isInvalidData { throw .notMedia(path: path, reason: "no known container format") }
             if let code = error.errno { throw .io(path: path, error: SystemCallError(call: "open(\(path))", errno: code)) }
@@ -43,6 +59,7 @@ final class MediaFile {
     deinit {
         var pointer: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&pointer)
+        limitedReader = nil
     }
 
     var streams: [UnsafeMutablePointer<AVStream>] {
@@ -61,6 +78,14 @@ final class MediaFile {
     var startTime: MediaTime {
         let start = context.pointee.start_time
         return start == cffmpeg_AV_NOPTS_VALUE ? .zero : MediaTime(value: start, timescale: Int32(AV_TIME_BASE))
+    }
+
+    /// Where item time 0 lies: the start of containers whose timestamps
+    /// begin anywhere (MPEG-TS, MPEG-PS), 0 for the others, whose timeline
+    /// starts at 0 by definition (a sample may still start before it, such
+    /// as audio priming in a fragmented MP4).
+    var timelineOrigin: MediaTime {
+        context.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0 ? startTime : .zero
     }
 
     var duration: MediaTime {
@@ -98,4 +123,118 @@ final class Decoder {
         var pointer: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&pointer)
     }
+}
+
+/// Reads the first `length` bytes of a file through an AVIOContext, as if
+/// the file ended there. Owns the descriptor, the context and its buffer.
+final class TruncatedFileReader {
+    let context: UnsafeMutablePointer<AVIOContext>
+    private let box: Unmanaged<Source>
+
+    final class Source {
+        let descriptor: Int32
+        let length: Int64
+        var position: Int64 = 0
+        init(descriptor: Int32, length: Int64) {
+            self.descriptor = descriptor
+            self.length = length
+        }
+        deinit { close(descriptor) }
+    }
+
+    /// The end of the last complete top-level box of an ISO base media file
+    /// whose last box runs past the end of the file; nil for any other file.
+    /// A fragment header ('moof') whose media data is missing is left out.
+    static func completeLength(path: String, size: Int64) -> Int64? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var offset: Int64 = 0
+        var lastEnd: Int64 = 0
+        var pendingFragment: Int64?
+        var header = [UInt8](repeating: 0, count: 16)
+        var first = true
+        while offset + 8 <= size {
+            let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, 16, off_t(offset)) }
+            guard got >= 8 else { return nil }
+            var boxSize = Int64(BigEndian.uint32(header, at: 0))
+            let type = BigEndian.fourCC(header[...], at: 4)
+            if first {
+                guard ["ftyp", "moov", "styp"].contains(type) else { return nil }
+                first = false
+            }
+            if boxSize == 1 {
+                guard got >= 16 else { break }
+                boxSize = Int64(bitPattern: BigEndian.uint64(header, at: 8))
+            } else if boxSize == 0 {
+                return nil
+            }
+            guard boxSize >= 8 else { return nil }
+            if offset + boxSize > size { break }
+            if type == "moof" { pendingFragment = offset } else if type == "mdat" { pendingFragment = nil }
+            offset += boxSize
+            lastEnd = offset
+        }
+        guard lastEnd < size else { return nil }
+        return pendingFragment ?? lastEnd
+    }
+
+    init(path: String, length: Int64) throws(PlaybackError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(path: path, error: SystemCallError(call: "open(\(path))", errno: errno)) }
+        let source = Source(descriptor: fd, length: length)
+        let size: Int32 = 1 << 16
+        guard let buffer = av_malloc(Int(size)) else {
+            throw .ffmpeg(path: path, error: FFmpegError(call: "av_malloc", code: cffmpeg_averror(ENOMEM)))
+        }
+        let retained = Unmanaged.passRetained(source)
+        guard let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, retained.toOpaque(),
+                                               truncatedRead, nil, truncatedSeek) else {
+            av_free(buffer)
+            retained.release()
+            throw .ffmpeg(path: path, error: FFmpegError(call: "avio_alloc_context", code: cffmpeg_averror(ENOMEM)))
+        }
+        self.context = context
+        self.box = retained
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVIOContext>? = context
+        av_freep(&pointer!.pointee.buffer)
+        avio_context_free(&pointer)
+        box.release()
+    }
+}
+
+private func truncatedRead(_ opaque: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ size: Int32) -> Int32 {
+    guard let opaque, let buffer else { return cffmpeg_averror(EINVAL) }
+    let source = Unmanaged<TruncatedFileReader.Source>.fromOpaque(opaque).takeUnretainedValue()
+    let wanted = min(Int64(size), source.length - source.position)
+    if wanted <= 0 { return cffmpeg_AVERROR_EOF }
+    while true {
+        let got = pread(source.descriptor, buffer, Int(wanted), off_t(source.position))
+        if got < 0 {
+            if errno == EINTR { continue }
+            return cffmpeg_averror(errno)
+        }
+        if got == 0 { return cffmpeg_AVERROR_EOF }
+        source.position += Int64(got)
+        return Int32(got)
+    }
+}
+
+private func truncatedSeek(_ opaque: UnsafeMutableRawPointer?, _ offset: Int64, _ whence: Int32) -> Int64 {
+    guard let opaque else { return Int64(cffmpeg_averror(EINVAL)) }
+    let source = Unmanaged<TruncatedFileReader.Source>.fromOpaque(opaque).takeUnretainedValue()
+    let target: Int64
+    switch whence & ~AVSEEK_FORCE {
+    case AVSEEK_SIZE: return source.length
+    case SEEK_SET: target = offset
+    case SEEK_CUR: target = source.position + offset
+    case SEEK_END: target = source.length + offset
+    default: return Int64(cffmpeg_averror(EINVAL))
+    }
+    guard target >= 0 else { return Int64(cffmpeg_averror(EINVAL)) }
+    source.position = target
+    return target
 }

@@ -109,12 +109,12 @@ public final class PlayerItemVideoOutput {
     private func itemTime(ofStreamTime ticks: Int64) -> MediaTime {
         let base = stream.pointee.time_base
         let fileTime = MediaTime(value: ticks, timescale: base.den) * Int64(base.num)
-        return fileTime - file.startTime
+        return fileTime - file.timelineOrigin
     }
 
     private func streamTicks(ofItemTime time: MediaTime) -> Int64? {
         guard time.isNumeric else { return nil }
-        let fileTime = time + file.startTime
+        let fileTime = time + file.timelineOrigin
         let base = stream.pointee.time_base
         guard fileTime.isNumeric, base.num > 0 else { return nil }
         // ticks = fileTime / (num/den), rounded down to stay at or before the time.

@@ -100,6 +100,8 @@ public final class AssetWriter {
     private var spans: [TrackSpanTicks] = []
     /// Whether sessions become edit lists (true) or re-stamped timestamps.
     private(set) var usesEditLists = false
+    /// Added to file times in fragmented files (see `openMuxer`).
+    private var timelineOffset = MediaTime.zero
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
 
     /// What has been written to one stream, in its time base.
@@ -108,16 +110,22 @@ public final class AssetWriter {
         /// Covered stretches [start, end), sorted, merged when they touch.
         var runs: [(start: Int64, end: Int64)] = []
         var packets = 0
+        /// Gaps up to this long (the longest packet duration seen) are
+        /// rounding or a dropped sample, not a pause: runs bridge them.
+        var tolerance: Int64 = 0
 
+        /// Records a sample's span; one without a duration still marks where
+        /// a run starts, to be joined to the next sample.
         mutating func cover(_ start: Int64, _ end: Int64) {
-            guard end > start else { return }
+            guard end >= start else { return }
+            tolerance = max(tolerance, end - start)
             // Packets come nearly in order: search from the back.
             var index = runs.count
             while index > 0 && runs[index - 1].start > start { index -= 1 }
             runs.insert((start, end), at: index)
             var merged = max(index - 1, 0)
             while merged + 1 < runs.count {
-                if runs[merged + 1].start <= runs[merged].end {
+                if runs[merged + 1].start <= runs[merged].end + tolerance {
                     runs[merged].end = max(runs[merged].end, runs[merged + 1].end)
                     runs.remove(at: merged + 1)
                 } else if merged >= index {
@@ -298,6 +306,12 @@ public final class AssetWriter {
             try input.prepare(stream: stream, index: index, globalHeader: globalHeader, fragmentInterval: keyframeInterval)
         }
         spans = Array(repeating: TrackSpanTicks(), count: inputList.count)
+        if fragmented {
+            // A fragment cannot start before time 0, and libavformat would
+            // otherwise shift each track on its own: start the timeline late
+            // enough for encoder priming and reordering delay.
+            timelineOffset = inputList.map(\.startupDelay).max() ?? .zero
+        }
 
         for item in settings.metadata {
             if item.key == "creation_time" {
@@ -453,7 +467,7 @@ public final class AssetWriter {
                 let relative = time - origin
                 return relative.isNumeric ? (relative, session) : nil
             }
-            return timeline.fileTime(forSource: time).map { ($0, session) }
+            return timeline.fileTime(forSource: time).map { ($0 + timelineOffset, session) }
         }
     }
 
@@ -469,7 +483,7 @@ public final class AssetWriter {
             }
             guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
                   let time = timeline.fileTime(forSource: start + skip) else { return nil }
-            return (skip, time, keep)
+            return (skip, time + timelineOffset, keep)
         }
     }
 

@@ -50,6 +50,8 @@ public final class AssetWriterInput {
     /// The session the last sample fell in.
     private var lastSession: Int?
     private var lastSessionSeen: Int?
+    private var lastPassthroughTime: Int64?
+    private var shortestStep: Int64?
     private var lastInterval: Int64?
     private var lastSentDecodeTime: Int64?
     private var videoSettings: VideoOutputSettings?
@@ -71,6 +73,22 @@ public final class AssetWriterInput {
     /// The encoder in use ("libx264", "aac" …), nil for passthrough or before writing starts.
     public var encoderName: String? { lock.withLock { encoderInUse } }
     private var encoderInUse: String?
+
+    /// How long before its input's time the encoder's first packet starts:
+    /// audio priming, or the decode delay of reordered video frames.
+    var startupDelay: MediaTime {
+        lock.withLock {
+            if let audioEncoder {
+                let padding = audioEncoder.context.pointee.initial_padding
+                return MediaTime(value: Int64(padding), timescale: audioEncoder.sampleRate)
+            }
+            if let videoEncoder, videoEncoder.context.pointee.has_b_frames > 0 {
+                let frame = expectedFrameTicks ?? Int64(timeBase.den / 30)
+                return MediaTime(value: frame * Int64(videoEncoder.context.pointee.has_b_frames), timescale: timeBase.den)
+            }
+            return .zero
+        }
+    }
 
     /// How many times a conversion buffer was allocated for raw frames (one
     /// in steady state).
@@ -415,7 +433,14 @@ public final class AssetWriterInput {
             sample.data.withUnsafeBytes { packet.pointee.data.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(size)) }
             packet.pointee.pts = pts
             packet.pointee.dts = dts
-            packet.pointee.duration = sample.duration.flatMap(ticks) ?? 0
+            // Without a duration, a sample lasts the shortest step between
+            // presentation times seen so far (samples come in decode order).
+            if let lastPresentation = lastPassthroughTime, pts != lastPresentation {
+                let step = abs(pts - lastPresentation)
+                shortestStep = min(shortestStep ?? step, step)
+            }
+            lastPassthroughTime = pts
+            packet.pointee.duration = sample.duration.flatMap(ticks) ?? shortestStep ?? 0
             packet.pointee.flags = sample.isKeyframe ? AV_PKT_FLAG_KEY : 0
             defer { av_packet_unref(packet) }
             do throws(WriterError) {

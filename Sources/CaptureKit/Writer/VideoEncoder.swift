@@ -45,10 +45,19 @@ final class VideoEncoder {
             guard bitRate > 0 else { avcodec_free_context(&contextPointer); throw .invalidSettings("bit rate must be positive") }
             context.pointee.bit_rate = Int64(bitRate)
         }
-        if let interval = settings.maxKeyFrameInterval {
-            guard interval > 0 else { avcodec_free_context(&contextPointer); throw .invalidSettings("keyframe interval must be at least 1 frame") }
-            context.pointee.gop_size = Int32(interval)
+        var gop = settings.maxKeyFrameInterval
+        if let interval = gop, interval <= 0 {
+            avcodec_free_context(&contextPointer)
+            throw .invalidSettings("keyframe interval must be at least 1 frame")
         }
+        // A keyframe interval in time also bounds the GOP, for encoders that
+        // do not take forced keyframes.
+        if let duration = settings.maxKeyFrameIntervalDuration, let frame = settings.expectedFrameDuration,
+           duration.isNumeric, frame.isNumeric, frame > .zero, duration > .zero {
+            let frames = Int((duration.seconds / frame.seconds).rounded(.down))
+            if frames >= 1 { gop = min(gop ?? .max, frames) }
+        }
+        if let gop { context.pointee.gop_size = Int32(clamping: gop) }
         if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
 
         var options: OpaquePointer?
