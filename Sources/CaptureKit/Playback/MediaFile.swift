@@ -42,7 +42,12 @@ final class MediaFile {
         guard opened >= 0, let context else {
             limitedReader = nil
             let error = FFmpegError(call: "avformat_open_input", code: opened)
-            if error.isInvalidData { throw .notMedia(path: path, reason: "no known container format") }
+            if error.isInvalidData {
+                if let recognized = MediaFile.recognizedFormat(path: path) {
+                    throw .corrupt(path: path, reason: "a \(recognized) file libavformat cannot read; it may be cut short")
+                }
+                throw .notMedia(path: path, reason: "no known container format")
+            }
             if let code = error.errno { throw .io(path: path, error: SystemCallError(call: "open(\(path))", errno: code)) }
             throw .notMedia(path: path, reason: error.reason)
         }
@@ -54,6 +59,30 @@ final class MediaFile {
             throw .corrupt(path: path, reason: error.reason)
         }
         if context.pointee.nb_streams == 0 { throw .notMedia(path: path, reason: "it has no tracks") }
+    }
+
+    /// The container libavformat's probe recognizes in the file's first
+    /// bytes (by content, not name), or nil.
+    static func recognizedFormat(path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let size = 1 << 16
+        var bytes = [UInt8](repeating: 0, count: size + Int(AVPROBE_PADDING_SIZE))
+        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, size, 0) }
+        guard got > 0 else { return nil }
+        return bytes.withUnsafeMutableBufferPointer { buffer -> String? in
+            var probe = AVProbeData()
+            probe.buf = buffer.baseAddress
+            probe.buf_size = Int32(got)
+            var score: Int32 = 0
+            let format = "".withCString { empty -> UnsafePointer<AVInputFormat>? in
+                probe.filename = empty
+                return av_probe_input_format3(&probe, 1, &score)
+            }
+            guard let format, score >= AVPROBE_SCORE_EXTENSION else { return nil }
+            return format.pointee.long_name.map { String(cString: $0) } ?? String(cString: format.pointee.name)
+        }
     }
 
     deinit {

@@ -103,6 +103,13 @@ public final class PlayerItemVideoOutput {
         }
     }
 
+    /// The item time of the next frame already decoded after the last
+    /// requested time (such as the first frame, after a request for a time
+    /// before it), if there is one.
+    public var nextFrameTime: MediaTime? {
+        upcoming.map { itemTime(ofStreamTime: $0.pointee.best_effort_timestamp) }
+    }
+
     /// The item time at which the frame last handed out starts, if any.
     public var acquiredItemTime: MediaTime? { acquiredTime.map(itemTime(ofStreamTime:)) }
 

@@ -1,0 +1,200 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a media file holds, as `capctl info` shows it: the container, its
+/// timing and metadata, and each track with counts taken by reading the
+/// whole file (frames by packet, audio samples by decoding).
+public struct MediaInfo: Sendable {
+    public struct Track: Sendable {
+        public var index: Int
+        /// video, audio, subtitle, data or attachment.
+        public var mediaType: String
+        public var codec: String
+        public var profile: String?
+        public var width: Int?
+        public var height: Int?
+        public var pixelFormat: String?
+        /// Frames per second as the container states it.
+        public var frameRate: Double?
+        public var sampleRate: Int?
+        public var channels: Int?
+        public var channelLayout: String?
+        /// Video: frames that play (edited-out frames are not counted).
+        public var frameCount: Int?
+        public var keyframeCount: Int?
+        /// Audio: decoded samples per channel.
+        public var sampleCount: Int64?
+        public var startTime: MediaTime?
+        public var duration: MediaTime?
+        /// Bits per second over the track's duration.
+        public var bitRate: Int64?
+        /// Whether the track plays by default (MP4 enabled flag, Matroska default flag).
+        public var isEnabled: Bool
+        /// The MP4/QuickTime alternate group, 0 for none; nil where the container has none.
+        public var alternateGroup: Int?
+        public var language: String?
+        /// The MP4/QuickTime edit list; nil where the container has none.
+        public var edits: [MovieStructure.Edit]?
+    }
+
+    public var path: String
+    /// libavformat's short name (`mov,mp4,m4a,3gp,3g2,mj2`) and its long one.
+    public var formatName: String
+    public var formatLongName: String
+    public var fileSize: Int64
+    public var duration: MediaTime
+    public var startTime: MediaTime
+    public var bitRate: Int64?
+    public var metadata: [String: String]
+    public var tracks: [Track]
+    /// MP4/QuickTime only: the movie time scale, fragments, layout.
+    public var movieTimescale: Int?
+    public var fragmentCount: Int?
+    public var indexBeforeMedia: Bool?
+    /// The file ends in the middle of a box (a recording cut off).
+    public var isTruncated: Bool
+
+    /// Reads `path` through once. Throws for a missing, unreadable or
+    /// non-media file.
+    public static func read(path: String) throws(PlaybackError) -> MediaInfo {
+        let file = try MediaFile(path: path)
+        let context = file.context
+        var info = stat()
+        _ = stat(path, &info)
+        let structure = try? MovieStructure.read(path: path)
+        let streams = file.streams
+
+        // Count packets per stream and decode audio to count its samples.
+        var counts = [(frames: Int, keyframes: Int, bytes: Int64, first: Int64?, end: Int64?)](repeating: (0, 0, 0, nil, nil), count: streams.count)
+        var decoders = [Int: Decoder]()
+        var samples = [Int: Int64]()
+        for (index, stream) in streams.enumerated() where stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+            decoders[index] = try? Decoder(stream: stream, path: path)
+            samples[index] = 0
+        }
+        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
+            throw .ffmpeg(path: path, error: FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))
+        }
+        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
+        var framePointer: UnsafeMutablePointer<AVFrame>? = frame
+        defer {
+            av_packet_free(&packetPointer)
+            av_frame_free(&framePointer)
+        }
+        func drain(_ decoder: Decoder, _ index: Int) {
+            while avcodec_receive_frame(decoder.context, frame) >= 0 {
+                samples[index, default: 0] += Int64(frame.pointee.nb_samples)
+                av_frame_unref(frame)
+            }
+        }
+        var damaged: String?
+        while true {
+            let status = av_read_frame(context, packet)
+            if status == cffmpeg_AVERROR_EOF { break }
+            if status < 0 {
+                damaged = FFmpegError(call: "av_read_frame", code: status).reason
+                break
+            }
+            defer { av_packet_unref(packet) }
+            let index = Int(packet.pointee.stream_index)
+            guard index < counts.count else { continue }
+            if let decoder = decoders[index] {
+                if avcodec_send_packet(decoder.context, packet) >= 0 { drain(decoder, index) }
+            }
+            if packet.pointee.flags & AV_PKT_FLAG_DISCARD != 0 { continue }
+            counts[index].frames += 1
+            if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 { counts[index].keyframes += 1 }
+            counts[index].bytes += Int64(packet.pointee.size)
+            let pts = packet.pointee.pts != cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+            if pts != cffmpeg_AV_NOPTS_VALUE {
+                counts[index].first = min(counts[index].first ?? pts, pts)
+                counts[index].end = max(counts[index].end ?? pts, pts + max(0, packet.pointee.duration))
+            }
+        }
+        for (index, decoder) in decoders {
+            if avcodec_send_packet(decoder.context, nil) >= 0 { drain(decoder, index) }
+        }
+        if let damaged, counts.allSatisfy({ $0.frames == 0 }) {
+            throw .corrupt(path: path, reason: damaged)
+        }
+
+        var tracks = [Track]()
+        let movieTracks = structure?.tracks ?? []
+        for (index, stream) in streams.enumerated() {
+            let parameters = stream.pointee.codecpar.pointee
+            let base = stream.pointee.time_base
+            func time(_ ticks: Int64) -> MediaTime { MediaTime(value: ticks, timescale: base.den) * Int64(base.num) }
+            let type = av_get_media_type_string(parameters.codec_type).map { String(cString: $0) } ?? "unknown"
+            let isVideo = parameters.codec_type == AVMEDIA_TYPE_VIDEO
+            let isAudio = parameters.codec_type == AVMEDIA_TYPE_AUDIO
+            var track = Track(index: index, mediaType: type, codec: String(cString: avcodec_get_name(parameters.codec_id)),
+                              isEnabled: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0)
+            track.profile = avcodec_profile_name(parameters.codec_id, parameters.profile).map { String(cString: $0) }
+            if isVideo {
+                track.width = Int(parameters.width)
+                track.height = Int(parameters.height)
+                track.pixelFormat = av_get_pix_fmt_name(AVPixelFormat(parameters.format)).map { String(cString: $0) }
+                let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+                if rate.num > 0 && rate.den > 0 { track.frameRate = Double(rate.num) / Double(rate.den) }
+                track.frameCount = counts[index].frames
+                track.keyframeCount = counts[index].keyframes
+            }
+            if isAudio {
+                track.sampleRate = Int(parameters.sample_rate)
+                track.channels = Int(parameters.ch_layout.nb_channels)
+                var description = [CChar](repeating: 0, count: 64)
+                var layout = parameters.ch_layout
+                if av_channel_layout_describe(&layout, &description, description.count) >= 0 {
+                    track.channelLayout = String(decoding: description.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+                track.frameCount = counts[index].frames
+                track.sampleCount = decoders[index] != nil ? samples[index] : nil
+            }
+            if let first = counts[index].first, let end = counts[index].end {
+                track.startTime = time(first)
+                track.duration = time(end - first)
+            }
+            if isAudio, let count = track.sampleCount, parameters.sample_rate > 0 {
+                track.duration = MediaTime(value: count, timescale: parameters.sample_rate)
+            }
+            if let duration = track.duration, duration > .zero {
+                track.bitRate = Int64((Double(counts[index].bytes * 8) / duration.seconds).rounded())
+            }
+            if let language = av_dict_get(stream.pointee.metadata, "language", nil, 0) {
+                let value = String(cString: language.pointee.value)
+                if value != "und" { track.language = value }
+            }
+            if let structure, index < movieTracks.count {
+                track.alternateGroup = Int(movieTracks[index].alternateGroup)
+                track.isEnabled = movieTracks[index].isEnabled
+                track.edits = movieTracks[index].edits
+                _ = structure
+            }
+            tracks.append(track)
+        }
+
+        var metadata = [String: String]()
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(context.pointee.metadata, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            metadata[String(cString: next.pointee.key)] = String(cString: next.pointee.value)
+            entry = next
+        }
+        let format = context.pointee.iformat.pointee
+        return MediaInfo(
+            path: path,
+            formatName: String(cString: format.name),
+            formatLongName: format.long_name.map { String(cString: $0) } ?? String(cString: format.name),
+            fileSize: Int64(info.st_size),
+            duration: file.duration,
+            startTime: file.startTime,
+            bitRate: context.pointee.bit_rate > 0 ? context.pointee.bit_rate : nil,
+            metadata: metadata,
+            tracks: tracks,
+            movieTimescale: structure.map { Int($0.movieTimescale) },
+            fragmentCount: structure.map(\.fragmentCount),
+            indexBeforeMedia: structure.map(\.indexBeforeMedia),
+            isTruncated: structure?.isTruncated ?? (damaged != nil))
+    }
+}
