@@ -156,6 +156,10 @@ public struct MediaInfo: Sendable {
                 track.startTime = time(first)
                 track.duration = time(end - first)
             }
+            // The container's own figure (after its edit list) where it gives one.
+            if stream.pointee.duration > 0 && stream.pointee.duration != cffmpeg_AV_NOPTS_VALUE {
+                track.duration = time(stream.pointee.duration)
+            }
             if isAudio, let count = track.sampleCount, parameters.sample_rate > 0 {
                 track.duration = MediaTime(value: count, timescale: parameters.sample_rate)
             }

@@ -19,10 +19,12 @@ public final class PlayerItemVideoOutput {
     /// The size frames are scaled to; nil keeps each frame's own size.
     public let size: (width: Int, height: Int)?
 
-    private let file: MediaFile
-    private let streamIndex: Int32
-    private let stream: UnsafeMutablePointer<AVStream>
-    private let decoder: Decoder
+    private var file: MediaFile
+    private var streamIndex: Int32
+    private var stream: UnsafeMutablePointer<AVStream>
+    private var decoder: Decoder
+    /// After reopening a grown file: frames up to this time were shown already.
+    private var skipThrough: Int64?
     private let packet: UnsafeMutablePointer<AVPacket>
     /// The frame on screen at the last requested time, and the one after it.
     private var current: UnsafeMutablePointer<AVFrame>?
@@ -49,17 +51,20 @@ public final class PlayerItemVideoOutput {
         self.item = item
         self.pixelFormat = pixelFormat
         self.size = size
-        file = try MediaFile(path: item.path)
-        guard let index = file.bestStream(AVMEDIA_TYPE_VIDEO) else { throw .noTrack(path: item.path, mediaType: .video) }
-        streamIndex = Int32(index)
-        stream = file.context.pointee.streams[index]!
-        // Only the video track is read.
-        for (other, candidate) in file.streams.enumerated() where other != index { candidate.pointee.discard = AVDISCARD_ALL }
-        decoder = try Decoder(stream: stream, path: item.path)
+        (file, streamIndex, stream, decoder) = try PlayerItemVideoOutput.open(item.path)
         guard let packet = av_packet_alloc() else {
             throw .ffmpeg(path: item.path, error: FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))
         }
         self.packet = packet
+    }
+
+    /// Opens the file for reading its default video track alone.
+    private static func open(_ path: String) throws(PlaybackError) -> (MediaFile, Int32, UnsafeMutablePointer<AVStream>, Decoder) {
+        let file = try MediaFile(path: path)
+        guard let index = file.bestStream(AVMEDIA_TYPE_VIDEO) else { throw .noTrack(path: path, mediaType: .video) }
+        let stream = file.context.pointee.streams[index]!
+        for (other, candidate) in file.streams.enumerated() where other != index { candidate.pointee.discard = AVDISCARD_ALL }
+        return (file, Int32(index), stream, try Decoder(stream: stream, path: path))
     }
 
     deinit {
@@ -147,7 +152,7 @@ public final class PlayerItemVideoOutput {
             try seek(to: target)
         }
         if decodeEnded, upcoming == nil, grewSinceEnd() {
-            resumeAfterEnd()
+            try resumeAfterEnd()
         }
         while true {
             if upcoming == nil {
@@ -179,6 +184,7 @@ public final class PlayerItemVideoOutput {
         avcodec_flush_buffers(decoder.context)
         av_frame_free(&current)
         av_frame_free(&upcoming)
+        skipThrough = nil
         readEnded = false
         decodeEnded = false
         lastPacketTime = .min
@@ -194,6 +200,13 @@ public final class PlayerItemVideoOutput {
             let received = avcodec_receive_frame(decoder.context, frame)
             if received >= 0 {
                 if frame.pointee.best_effort_timestamp == cffmpeg_AV_NOPTS_VALUE { frame.pointee.best_effort_timestamp = frame.pointee.pts }
+                if let skip = skipThrough {
+                    if frame.pointee.best_effort_timestamp <= skip {
+                        av_frame_unref(frame)
+                        continue
+                    }
+                    skipThrough = nil
+                }
                 return frame
             }
             if received == cffmpeg_AVERROR_EOF { decodeEnded = true; break }
@@ -241,16 +254,20 @@ public final class PlayerItemVideoOutput {
     }
 
     /// The file grew after its end was read (a recording still being
-    /// written): read on from where reading stopped.
-    private func resumeAfterEnd() {
-        if let pb = file.context.pointee.pb {
-            pb.pointee.eof_reached = 0
-            pb.pointee.error = 0
-        }
-        avcodec_flush_buffers(decoder.context)
+    /// written): open it again and read on after the last frame shown.
+    private func resumeAfterEnd() throws(PlaybackError) {
+        let shownThrough = current?.pointee.best_effort_timestamp
+        (file, streamIndex, stream, decoder) = try PlayerItemVideoOutput.open(item.path)
         readEnded = false
         decodeEnded = false
         fileSizeAtEnd = -1
+        lastPacketTime = .min
+        if let shownThrough {
+            if av_seek_frame(file.context, streamIndex, shownThrough, AVSEEK_FLAG_BACKWARD) < 0 {
+                _ = avformat_seek_file(file.context, streamIndex, .min, .min, .min, AVSEEK_FLAG_BACKWARD)
+            }
+            skipThrough = shownThrough
+        }
     }
 
     /// Whether every frame has been decoded and the file has not grown since.
