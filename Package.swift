@@ -38,6 +38,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "capctl-bench",
+            dependencies: ["CaptureKit", "CFFmpeg"]
+        ),
         .testTarget(
             name: "CaptureKitTests",
             dependencies: ["CaptureKit"]

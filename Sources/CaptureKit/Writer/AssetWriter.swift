@@ -19,7 +19,7 @@ import Glibc
 /// sessions are edited out, a session with no samples becomes an empty
 /// edit); in fragmented files and the other containers, samples outside the
 /// sessions are left out and the rest are re-stamped with file time.
-public final class AssetWriter {
+public final class AssetWriter: @unchecked Sendable {
     /// Where a writer is in its life.
     public enum Status: String, Sendable {
         /// Being configured: inputs and properties may still change.
@@ -589,7 +589,7 @@ public final class AssetWriter {
 
 /// Inputs whose tracks are alternates of each other, such as two
 /// microphones recorded side by side: players play one, the default.
-public final class AssetWriterInputGroup {
+public final class AssetWriterInputGroup: @unchecked Sendable {
     public let inputs: [AssetWriterInput]
     /// The input whose track is enabled; the others are disabled.
     public let defaultInput: AssetWriterInput?

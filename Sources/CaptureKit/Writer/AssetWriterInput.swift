@@ -10,7 +10,7 @@ import Glibc
 ///
 /// Appends are synchronous: when one returns, the sample has been encoded
 /// and handed to the muxer. An input may be fed from its own thread.
-public final class AssetWriterInput {
+public final class AssetWriterInput: @unchecked Sendable {
     public let outputSettings: OutputSettings
     public var mediaType: MediaType { outputSettings.mediaType }
 
