@@ -120,6 +120,11 @@ final class FakeCamera: @unchecked Sendable {
         for handle in handles { handle.hangUp() }
     }
 
+    /// The device is back (a driver that re-registers it on the same node).
+    func reconnect() {
+        isDisconnected = false
+    }
+
     /// The values set to `id`, in order.
     func sets(of id: UInt32) -> [Int64] { log.filter { $0.id == id }.map(\.value) }
 }

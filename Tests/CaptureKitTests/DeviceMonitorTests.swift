@@ -99,6 +99,42 @@ struct DeviceMonitorTests {
         #expect(monitor.watchedCameras.isEmpty)
     }
 
+    @Test func aDroppedCameraThatComesBackOnItsNodeIsConnectedAgain() throws {
+        let fake = FakeCameras.vivid()
+        try camera("video0", fake)
+        let monitor = monitor()
+        monitor.livenessInterval = 0.05
+        try monitor.start()
+        fake.disconnect()
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        defer { close(ends[0]); close(ends[1]) }
+        var seen: [DeviceEvent] = []
+        let stop = ends[1]
+        let timer = Thread {
+            Thread.sleep(forTimeInterval: 5)
+            var byte: UInt8 = 1
+            _ = write(stop, &byte, 1)
+        }
+        timer.start()
+        try monitor.run(stopDescriptor: ends[0]) { event in
+            seen.append(event)
+            if case .disconnected = event { fake.reconnect() }
+            if seen.count == 2 || seen.count > 5 {
+                var byte: UInt8 = 1
+                _ = write(stop, &byte, 1)
+            }
+        }
+        #expect(seen.count == 2)
+        #expect(seen.first == .disconnected(path: "\(devRoot)/video0", name: "Fake Camera", mediaType: .video))
+        guard case .connected(let path, _, .video, _)? = seen.last else {
+            Issue.record("no connection: \(seen)")
+            return
+        }
+        #expect(path == "\(devRoot)/video0")
+        #expect(monitor.watchedCameras == ["\(devRoot)/video0"])
+    }
+
     @Test func nodesArrivingAndLeavingAreConnectionsAndDisconnections() throws {
         let monitor = monitor()
         try monitor.start()

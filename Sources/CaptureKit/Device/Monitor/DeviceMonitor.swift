@@ -64,6 +64,11 @@ public final class DeviceMonitor {
 
     /// How long a new node is retried before it is given up on.
     public var settleTimeout: Double = 3
+    /// How often cameras are asked whether they are still there.
+    public var livenessInterval: Double = 1
+    private var lastLivenessCheck: Double = 0
+    /// Cameras the driver dropped whose node remained: they may come back.
+    private var dropped = Set<String>()
 
     public init(discovery: DeviceDiscovery = DeviceDiscovery()) {
         self.discovery = discovery
@@ -110,7 +115,9 @@ public final class DeviceMonitor {
                 let target = camera.controls.node.eventPollTarget
                 targets.append(pollfd(fd: target.descriptor, events: target.events, revents: 0))
             }
-            let timeout: Int32 = pending.isEmpty ? -1 : 100
+            // Some drivers drop a device without waking pollers (vivid's
+            // disconnect): a periodic look catches those within a second.
+            let timeout: Int32 = pending.isEmpty ? Int32(livenessInterval * 1000) : 100
             do {
                 _ = try systemCall("poll") { poll(&targets, nfds_t(targets.count), timeout) }
             } catch {
@@ -118,17 +125,23 @@ public final class DeviceMonitor {
             }
             if let stopDescriptor, targets[1].revents != 0, stopDescriptor >= 0 { return }
             let offset = stopDescriptor == nil ? 1 : 2
+            let lookAtAll = clock.now() - lastLivenessCheck >= livenessInterval
+            if lookAtAll { lastLivenessCheck = clock.now() }
             for (index, camera) in watched.enumerated() {
                 let revents = targets[offset + index].revents
-                guard revents != 0 else { continue }
+                guard revents != 0 || lookAtAll else { continue }
                 camera.drain(handler)
                 if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 || camera.isGone {
                     cameras[camera.path] = nil
                     if present.removeValue(forKey: camera.path) != nil {
                         handler(.disconnected(path: camera.path, name: camera.name, mediaType: .video))
                     }
+                    // The node may stay and the device come back on it (a
+                    // driver that re-registers): keep looking.
+                    dropped.insert(camera.path)
                 }
             }
+            if lookAtAll { lookForReturns(handler) }
             if targets[0].revents != 0 { readNotifications(handler) }
             retryPending(handler)
         }
@@ -178,6 +191,7 @@ public final class DeviceMonitor {
                 pending[path] = nil
                 deviceRemoved(path, handler)
             } else if created, present[path] == nil {
+                dropped.remove(path)
                 pending[path] = clock.now() + settleTimeout
                 retryPending(handler)
             }
@@ -197,7 +211,24 @@ public final class DeviceMonitor {
         }
     }
 
+    /// Dropped cameras that answer again are connected anew.
+    private func lookForReturns(_ handler: (DeviceEvent) -> Void) {
+        for path in dropped.sorted() {
+            guard access(path, F_OK) == 0 else {
+                dropped.remove(path)
+                continue
+            }
+            guard let device = try? discovery.resolve(path, expecting: .video),
+                  let camera = WatchedCamera(device: device, discovery: discovery) else { continue }
+            dropped.remove(path)
+            present[path] = (device.localizedName, .video)
+            cameras[path] = camera
+            handler(.connected(path: path, name: device.localizedName, mediaType: .video, uniqueID: device.uniqueID))
+        }
+    }
+
     private func deviceRemoved(_ path: String, _ handler: (DeviceEvent) -> Void) {
+        dropped.remove(path)
         let camera = cameras.removeValue(forKey: path)
         if let known = present.removeValue(forKey: path) {
             handler(.disconnected(path: path, name: camera?.name ?? known.name, mediaType: known.mediaType))
