@@ -1,0 +1,209 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something a capture session takes samples from: a V4L2 camera, an ALSA
+/// microphone, or a virtual device (test pattern, test tone, a file played
+/// as a camera). The session opens it, then runs its capture loop on a
+/// thread of its own; the loop hands each sample to `deliver` and never
+/// waits on what the outputs do with it.
+public protocol CaptureSource: AnyObject, Sendable {
+    /// What the source captures.
+    var mediaType: MediaType { get }
+    /// The device's path or name as the user gave it (`/dev/video0`, `hw:Loopback,1`, `test-pattern`).
+    var path: String { get }
+    /// The device's name (card name), for messages and file metadata.
+    var localizedName: String { get }
+    /// The device's model, for file metadata (USB vendor:product, driver), when known.
+    var modelID: String? { get }
+
+    /// The format frames come in, once `open()` has returned (video sources).
+    var videoFormat: CaptureVideoFormat? { get }
+    /// The format audio comes in, once `open()` has returned (audio sources).
+    var audioFormat: CaptureAudioFormat? { get }
+
+    /// Opens the device and settles its format: what was asked for, checked
+    /// against what the device really offers. Throws a `CaptureError` that
+    /// names the device and, for an impossible request, the nearest choice.
+    func open() throws(CaptureError)
+
+    /// The capture loop, run on the session's capture thread: starts
+    /// streaming, hands every sample to `deliver` in capture order, and
+    /// returns how it ended once `stop` is signalled, the input ends, or the
+    /// device fails. Blocks in poll() between samples, with `stop.descriptor`
+    /// among the descriptors it waits on.
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd
+
+    /// Samples the device itself lost so far (kernel sequence gaps, ALSA overruns).
+    var droppedByDevice: Int { get }
+
+    /// Releases the device. Safe to call more than once.
+    func close()
+}
+
+/// How a capture loop ended.
+public enum CaptureEnd: Sendable, Equatable {
+    /// The stop signal was raised.
+    case stopped
+    /// A source with an end (a file) reached it.
+    case endOfInput
+    /// The device went away (unplugged, disconnected): ENODEV and the like.
+    case deviceLost(String)
+    /// Capture failed for another reason.
+    case failed(CaptureError)
+}
+
+/// What a video source is asked for. Every field is optional: nil leaves
+/// the choice to the source (the device's current or best format).
+public struct CaptureVideoRequest: Sendable, Hashable {
+    public var preset: SessionPreset?
+    public var width: Int?
+    public var height: Int?
+    /// Frames per second.
+    public var framesPerSecond: Double?
+    /// A V4L2 fourcc (`YUYV`, `MJPG`, `H264`) or, for virtual sources, a pixel format name.
+    public var pixelFormat: String?
+    /// Open the device through libv4l2 (its conversions become available).
+    public var useLibv4l2: Bool
+
+    public init(preset: SessionPreset? = nil, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil,
+                pixelFormat: String? = nil, useLibv4l2: Bool = false) {
+        self.preset = preset
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.pixelFormat = pixelFormat
+        self.useLibv4l2 = useLibv4l2
+    }
+}
+
+/// What an audio source is asked for; nil lets the device choose.
+public struct CaptureAudioRequest: Sendable, Hashable {
+    public var sampleRate: Int?
+    public var channels: Int?
+
+    public init(sampleRate: Int? = nil, channels: Int? = nil) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+}
+
+/// The format a video source delivers after `open()`.
+public struct CaptureVideoFormat: Sendable, Hashable {
+    public var layout: VideoSampleLayout
+    public var width: Int
+    public var height: Int
+    /// Time per frame, when the device says.
+    public var frameDuration: MediaTime?
+    /// The V4L2 fourcc, or a short name for virtual sources.
+    public var fourcc: String
+
+    public init(layout: VideoSampleLayout, width: Int, height: Int, frameDuration: MediaTime?, fourcc: String) {
+        self.layout = layout
+        self.width = width
+        self.height = height
+        self.frameDuration = frameDuration
+        self.fourcc = fourcc
+    }
+}
+
+/// The format an audio source delivers after `open()`.
+public struct CaptureAudioFormat: Sendable, Hashable {
+    public var sampleFormat: AudioSampleFormat
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(sampleFormat: AudioSampleFormat, sampleRate: Int, channels: Int) {
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+}
+
+/// Why capture could not start or go on. Each case names the device.
+public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Finding or opening the device failed.
+    case device(DeviceError)
+    /// The request cannot be met by this device; the reason names the nearest supported choice.
+    case unsupported(String, reason: String)
+    /// A system call on the device failed.
+    case io(String, SystemCallError)
+    /// The device went away.
+    case deviceLost(String)
+    /// Decoding or reading a source file failed.
+    case source(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .device(let error): return error.description
+        case .unsupported(let device, let reason): return "\(device): \(reason)"
+        case .io(let device, let error): return "\(device): \(error)"
+        case .deviceLost(let device): return "\(device): the device went away"
+        case .source(let device, let reason): return "\(device): \(reason)"
+        }
+    }
+}
+
+/// The signal that ends a capture loop: an eventfd that the loop polls
+/// along with its device, so stopping wakes it at once.
+public final class CaptureStopSignal: @unchecked Sendable {
+    /// The descriptor to include in poll(); readable once stopping was requested.
+    public let descriptor: Int32
+    private let flag = AtomicFlag()
+
+    public init() {
+        descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+    }
+
+    deinit {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    /// Whether stopping was requested.
+    public var isRaised: Bool { flag.value }
+
+    /// Requests the loop to stop; safe from any thread, and more than once.
+    public func raise() {
+        guard flag.setIfClear() else { return }
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { Glibc.write(descriptor, $0.baseAddress, 8) }
+    }
+
+    /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) or until stopping
+    /// is requested; returns true if it was requested. For sources that pace
+    /// themselves (test pattern, real-time file playback).
+    public func wait(untilNanoseconds deadline: Int64) -> Bool {
+        while !isRaised {
+            let remaining = deadline - MonotonicClock.nowNanoseconds()
+            if remaining <= 0 { return false }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let millis = Int32(min((remaining + 999_999) / 1_000_000, Int64(Int32.max)))
+            _ = Glibc.poll(&entry, 1, millis)
+        }
+        return true
+    }
+}
+
+/// A boolean that threads set and read without a data race.
+final class AtomicFlag: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var state = false
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    var value: Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return state
+    }
+
+    /// Sets the flag; returns false if it was already set.
+    func setIfClear() -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        if state { return false }
+        state = true
+        return true
+    }
+}
