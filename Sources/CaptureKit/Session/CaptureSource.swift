@@ -144,29 +144,43 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The signal that ends a capture loop: an eventfd that the loop polls
-/// along with its device, so stopping wakes it at once.
+/// The signal that ends a capture loop: a pipe whose read end the loop
+/// polls along with its device, so stopping wakes it at once. (A pipe rather
+/// than an eventfd: Glibc's Swift module does not export eventfd.)
 public final class CaptureStopSignal: @unchecked Sendable {
     /// The descriptor to include in poll(); readable once stopping was requested.
     public let descriptor: Int32
+    private let writeEnd: Int32
     private let flag = AtomicFlag()
 
     public init() {
-        descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            }
+        } else {
+            ends = [-1, -1]
+        }
+        descriptor = ends[0]
+        writeEnd = ends[1]
     }
 
     deinit {
         if descriptor >= 0 { Glibc.close(descriptor) }
+        if writeEnd >= 0 { Glibc.close(writeEnd) }
     }
 
     /// Whether stopping was requested.
     public var isRaised: Bool { flag.value }
 
-    /// Requests the loop to stop; safe from any thread, and more than once.
+    /// Requests the loop to stop; safe from any thread (not from a signal
+    /// handler), and more than once.
     public func raise() {
         guard flag.setIfClear() else { return }
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { Glibc.write(descriptor, $0.baseAddress, 8) }
+        var one: UInt8 = 1
+        _ = Glibc.write(writeEnd, &one, 1)
     }
 
     /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) or until stopping
