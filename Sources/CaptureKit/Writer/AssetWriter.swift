@@ -98,6 +98,11 @@ public final class AssetWriter: @unchecked Sendable {
     private var io: FileWriteContext?
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var spans: [TrackSpanTicks] = []
+    /// Bytes of the header and of the packets handed to the muxer, which
+    /// may hold a fragment's worth in memory before it reaches the file.
+    private var headerBytes: Int64 = 0
+    private var payloadBytes: Int64 = 0
+    private var packetCount: Int64 = 0
     /// Whether sessions become edit lists (true) or re-stamped timestamps.
     private(set) var usesEditLists = false
     /// Added to file times in fragmented files (see `openMuxer`).
@@ -173,8 +178,35 @@ public final class AssetWriter: @unchecked Sendable {
     /// by libavformat's own codec query for the container, or, where it has
     /// none (MPEG-TS, Ogg, FLAC), by the codecs its muxer is known to take.
     public func canApply(outputSettings: OutputSettings, forMediaType mediaType: MediaType) -> Bool {
+        AssetWriter.canApply(outputSettings: outputSettings, forMediaType: mediaType, fileType: fileType)
+    }
+
+    /// Whether a container of `fileType` can carry a track with these
+    /// settings, asked before any file exists (as a command checks its
+    /// options before creating its output).
+    public static func canApply(outputSettings: OutputSettings, forMediaType mediaType: MediaType, fileType: FileType) -> Bool {
         guard outputSettings.mediaType == mediaType, fileType.availableMediaTypes.contains(mediaType) else { return false }
-        return AssetWriter.container(fileType, canCarry: outputSettings.codecID)
+        return container(fileType, canCarry: outputSettings.codecID)
+    }
+
+    /// How many bytes of the file exist so far: those on disk plus those the
+    /// muxer still buffers. What a size limit is measured against.
+    public var bytesWritten: Int64 {
+        lock.withLock {
+            guard let io else { return (try? file.size()) ?? 0 }
+            let position = avio_tell(io.context)
+            let onDisk = (try? file.size()) ?? 0
+            return max(onDisk, position)
+        }
+    }
+
+    /// What the file will hold once the muxer writes what it buffers and
+    /// finalizes it: the header, the packets appended, and their index
+    /// entries (about 24 bytes a sample in fragments or the movie box),
+    /// plus room for the trailer. A size limit stops before this reaches it.
+    public var estimatedFinalSize: Int64 {
+        let written = bytesWritten
+        return lock.withLock { max(written, headerBytes + payloadBytes + packetCount * 24) + 4096 }
     }
 
     static func container(_ fileType: FileType, canCarry codec: AVCodecID) -> Bool {
@@ -345,6 +377,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         let written = avformat_write_header(context, &options)
         if written < 0 { throw ioFailure(FFmpegError(call: "avformat_write_header(\(fileType.muxerName))", code: written)) }
+        headerBytes = avio_tell(writeContext.context)
         if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
@@ -510,6 +543,8 @@ public final class AssetWriter: @unchecked Sendable {
             span.cover(packet.pointee.pts, packet.pointee.pts + max(0, packet.pointee.duration))
             span.packets += 1
             spans[streamIndex] = span
+            payloadBytes += Int64(packet.pointee.size)
+            packetCount += 1
             let status = av_interleaved_write_frame(format, packet)
             if status < 0 {
                 let error = ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status))

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A first-in, first-out queue of fixed capacity between a capture thread
+/// and an output's thread. Putting never blocks: when the queue is full the
+/// new item is refused and counted, so a slow encoder costs dropped samples,
+/// never a stalled capture loop. Taking blocks until an item arrives or the
+/// queue is closed.
+final class BoundedQueue<Element>: @unchecked Sendable {
+    let capacity: Int
+    private var items: [Element?]
+    private var head = 0
+    private var count = 0
+    private var closed = false
+    private(set) var refused = 0
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+        items = Array(repeating: nil, count: capacity)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    /// Adds `item` unless the queue is full or closed; returns whether it was added.
+    @discardableResult
+    func put(_ item: Element) -> Bool {
+        locked {
+            guard !closed else { return false }
+            guard count < capacity else {
+                refused += 1
+                return false
+            }
+            items[(head + count) % capacity] = item
+            count += 1
+            pthread_cond_signal(condition)
+            return true
+        }
+    }
+
+    /// Takes the oldest item, waiting up to `timeoutNanoseconds` (nil: for
+    /// ever). Returns nil on timeout, or once the queue is closed and empty.
+    func take(timeoutNanoseconds: Int64? = nil) -> Element? {
+        locked {
+            var deadline = timespec()
+            if let timeoutNanoseconds {
+                clock_gettime(CLOCK_REALTIME, &deadline)
+                let total = Int64(deadline.tv_nsec) + timeoutNanoseconds
+                deadline.tv_sec += Int(total / 1_000_000_000)
+                deadline.tv_nsec = Int(total % 1_000_000_000)
+            }
+            while count == 0 && !closed {
+                if timeoutNanoseconds != nil {
+                    if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+                } else {
+                    pthread_cond_wait(condition, mutex)
+                }
+            }
+            guard count > 0 else { return nil }
+            let item = items[head]
+            items[head] = nil
+            head = (head + 1) % capacity
+            count -= 1
+            return item
+        }
+    }
+
+    /// No more items will be put; takers drain what is left, then get nil.
+    func close() {
+        locked {
+            closed = true
+            pthread_cond_broadcast(condition)
+        }
+    }
+
+    var isEmpty: Bool { locked { count == 0 } }
+    var isClosed: Bool { locked { closed } }
+    var refusedCount: Int { locked { refused } }
+}

@@ -1,0 +1,19 @@
+/// Where a capture session sends samples, like AVCaptureOutput. Subclasses
+/// (`CaptureFileOutput`, photo outputs) take samples on the capture threads
+/// in `capture(_:from:)`, which must return at once: queue and count, never
+/// wait on an encoder.
+open class CaptureOutput: @unchecked Sendable {
+    public init() {}
+
+    /// The session is about to start running with these (opened) inputs.
+    open func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {}
+
+    /// One sample from `input`, on that input's capture thread.
+    open func capture(_ sample: SampleBuffer, from input: CaptureInput) {}
+
+    /// An input's capture loop ended by itself (end of file, device lost, failure).
+    open func input(_ input: CaptureInput, didEnd end: CaptureEnd) {}
+
+    /// The session stopped: every capture loop has ended and no more samples come.
+    open func sessionDidStopRunning() {}
+}

@@ -1,0 +1,704 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Records a session's samples to files, like AVCaptureFileOutput: start
+/// recording to a file, stop, pause and resume, switch to a new file without
+/// losing a sample; limits on duration, size and free disk space; files cut
+/// into segments by duration or size. `MovieFileOutput` records every input;
+/// `AudioFileOutput` only audio.
+///
+/// Samples reach the output on the capture threads and are queued (a full
+/// queue drops and counts); one writing thread per output encodes and
+/// writes them, so capture never waits on an encoder. Requests (stop, pause,
+/// resume, switch) take effect at the next video frame (the next audio
+/// buffer when there is no video), so a cut always falls between frames and
+/// audio is split at exactly that time: the file before ends where the file
+/// after begins, and nothing is lost or written twice.
+open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
+    // MARK: Configuration (set before recording starts)
+
+    /// Codecs, fragments, metadata.
+    public var settings = RecordingSettings()
+    /// Stop when the recording (all files, pauses left out) reaches this
+    /// media time; invalid for no limit.
+    public var maxRecordedDuration: MediaTime = .invalid
+    /// Stop before the files together would exceed this many bytes; 0 for no limit.
+    public var maxRecordedFileSize: Int64 = 0
+    /// Stop before the volume's free space falls below this many bytes; 0 for no check.
+    public var minFreeDiskSpaceLimit: Int64 = 0
+    /// Start a new file when the current one reaches this media time (invalid: never).
+    public var segmentDuration: MediaTime = .invalid
+    /// Start a new file before the current one would exceed this many bytes (0: never).
+    public var segmentFileSize: Int64 = 0
+    /// Replace files that exist at an output path instead of failing.
+    public var overwritesExistingFiles = false
+    /// Sees each sample on the writing thread before it is written; calling
+    /// `startRecording(to:)` from it switches files exactly before that sample.
+    public var sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
+    /// How many samples may wait for the writing thread before new ones are dropped.
+    public var queueCapacity = 240
+
+    /// The media types this output records.
+    open var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
+
+    // MARK: State
+
+    private let lock = WriterLock()
+    private var template: FileNameTemplate?
+    private var literalPaths: [String] = []
+    private weak var delegate: (any CaptureFileOutputRecordingDelegate)?
+    private var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
+    private var commands: [Command] = []
+    private var stats = RecordingStatistics()
+    private var recording = false
+    private var ended = false
+    private var currentPath: String?
+
+    // Writing thread only.
+    private var inputs: [CaptureInput] = []
+    private var queue: BoundedQueue<(Int, SampleBuffer)>?
+    private var thread: CaptureThread?
+    private var current: RecordingFileWriter?
+    private var draining: [RecordingFileWriter] = []
+    private var fileCount = 0
+    private var closedVideoFrames = 0
+    private var closedAudioSamples = 0
+    private var closedDuration = MediaTime.zero
+    private var closedBytes: Int64 = 0
+    private var pendingAudio: [(Int, SampleBuffer)] = []
+    private var endedInputs: Set<Int> = []
+    private var lastFreeSpaceCheck: Int64 = 0
+    private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
+    private var paused = false
+    private var sessionStopped = false
+    private var latestSourceTime: MediaTime?
+    private var immediateSwitch: String??
+
+    private enum Command {
+        case switchFile(String?)
+        case pause, resume
+        case stop(RecordingStopReason, RecordingError?)
+    }
+
+    public override init() { super.init() }
+
+    // MARK: Recording
+
+    /// Starts recording to `path` when the session runs; while recording,
+    /// switches to `path` at the next video frame. The path is taken as is.
+    public func startRecording(to path: String, recordingDelegate: (any CaptureFileOutputRecordingDelegate)?) {
+        let isSwitch = lock.withLock { () -> Bool in
+            if recording { return true }
+            recording = true
+            literalPaths = [path]
+            template = nil
+            strongDelegate = recordingDelegate
+            delegate = recordingDelegate
+            return false
+        }
+        if isSwitch { requestSwitch(to: path) }
+    }
+
+    /// Starts recording to the files `template` names (`%n` numbers them);
+    /// further files (segments, `switchToNextFile()`) follow the template.
+    public func startRecording(toTemplate template: FileNameTemplate, recordingDelegate: (any CaptureFileOutputRecordingDelegate)?) {
+        lock.withLock {
+            guard !recording else { return }
+            recording = true
+            self.template = template
+            literalPaths = []
+            strongDelegate = recordingDelegate
+            delegate = recordingDelegate
+        }
+    }
+
+    /// Ends the current file at the next video frame and goes on in the next
+    /// one the template names.
+    public func switchToNextFile() { requestSwitch(to: nil) }
+
+    private func requestSwitch(to path: String?) {
+        if pthread_equal(pthread_self(), writingThreadID) != 0 {
+            // From the sample handler: before the sample being handled.
+            immediateSwitch = .some(path)
+        } else {
+            lock.withLock { commands.append(.switchFile(path)) }
+        }
+    }
+
+    /// Finishes the file at the next video frame; the delegate hears
+    /// `didFinishRecordingTo` and `didEndRecordingWith`.
+    public func stopRecording() { stopRecording(reason: .stopped, error: nil) }
+
+    /// Stops with a reason other than the user's (a device that went away).
+    public func stopRecording(reason: RecordingStopReason, error: RecordingError?) {
+        lock.withLock { commands.append(.stop(reason, error)) }
+    }
+
+    /// Leaves what comes next out of the file, from the next video frame on.
+    public func pauseRecording() { lock.withLock { commands.append(.pause) } }
+
+    public func resumeRecording() { lock.withLock { commands.append(.resume) } }
+
+    public var isRecording: Bool { lock.withLock { recording && !ended } }
+    public var isRecordingPaused: Bool { lock.withLock { stats.isPaused } }
+    /// The file being written now.
+    public var outputFilePath: String? { lock.withLock { currentPath } }
+    /// Media time recorded so far, over every file, pauses left out.
+    public var recordedDuration: MediaTime { lock.withLock { stats.duration } }
+    /// Bytes written so far, over every file.
+    public var recordedFileSize: Int64 { lock.withLock { stats.bytes } }
+    /// Totals so far.
+    public var statistics: RecordingStatistics {
+        var snapshot = lock.withLock { stats }
+        snapshot.droppedByQueue = queue?.refusedCount ?? 0
+        snapshot.droppedByDevice = inputs.reduce(0) { $0 + $1.source.droppedByDevice }
+        return snapshot
+    }
+
+    // MARK: Preparing
+
+    /// Checks that every input can be written to the output's files with its
+    /// settings (codec allowed in the container …) and creates the first
+    /// file, so that problems show before capture starts. Call with the
+    /// session's inputs, opened; `sessionWillStartRunning` does it too.
+    public func prepare(inputs allInputs: [CaptureInput]) throws(RecordingError) {
+        guard thread == nil, current == nil else { return }
+        inputs = allInputs
+        let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
+        guard !accepted.isEmpty else {
+            throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
+        }
+        guard lock.withLock({ recording }) else { throw .unsupported("startRecording was not called") }
+        let file = try openFile(number: 1)
+        current = file
+        queue = BoundedQueue(capacity: queueCapacity)
+        thread = CaptureThread(name: "writer") { [self] in
+            writingThreadID = pthread_self()
+            writingLoop()
+        }
+    }
+
+    private var writingThreadID = pthread_t()
+
+    open override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
+        do throws(RecordingError) {
+            try prepare(inputs: inputs)
+        } catch {
+            throw .source("output", reason: error.description)
+        }
+    }
+
+    /// The path of file `number`.
+    private func path(number: Int) -> String {
+        lock.withLock {
+            if let template {
+                return template.hasCounter ? template.path(number: number) : FileNameTemplate.numbered(template.path(number: number), number: number)
+            }
+            if number <= literalPaths.count { return literalPaths[number - 1] }
+            return FileNameTemplate.numbered(literalPaths.first ?? "recording.mp4", number: number)
+        }
+    }
+
+    /// Creates file `number` (or the given path) and starts its writer.
+    private func openFile(number: Int, path explicitPath: String? = nil) throws(RecordingError) -> RecordingFileWriter {
+        let path = explicitPath ?? self.path(number: number)
+        guard let fileType = settings.fileType ?? FileType(path: path) else {
+            throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+        }
+        var writerInputs: [AssetWriterInput?] = []
+        var audioInputs: [AssetWriterInput] = []
+        for input in inputs {
+            guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
+            let outputSettings: OutputSettings
+            switch input.mediaType {
+            case .video:
+                guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
+                outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
+            case .audio:
+                guard let format = input.source.audioFormat else { throw .unsupported("\(input.source.path): no audio format") }
+                outputSettings = try settings.outputSettings(forAudio: format, fileType: fileType)
+            }
+            let writerInput = AssetWriterInput(outputSettings: outputSettings)
+            writerInput.expectsMediaDataInRealTime = settings.realTime
+            writerInputs.append(writerInput)
+            if input.mediaType == .audio { audioInputs.append(writerInput) }
+        }
+        if overwritesExistingFiles { removeExisting(path) }
+        let writer: AssetWriter
+        do {
+            writer = try AssetWriter(outputPath: path, fileType: fileType)
+        } catch {
+            throw Self.creationError(error, path: path)
+        }
+        writer.movieFragmentInterval = settings.fragmentInterval
+        writer.shouldOptimizeForNetworkUse = settings.optimizeForNetworkUse
+        var metadata = settings.metadata
+        if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
+        writer.metadata = metadata
+        do throws(WriterError) {
+            for case let writerInput? in writerInputs {
+                guard writer.canAdd(writerInput) else {
+                    throw .invalidSettings(writer.reasonInputCannotBeAdded(writerInput) ?? "the track cannot be added")
+                }
+                try writer.add(writerInput)
+            }
+            if settings.audioTracksAreAlternates, audioInputs.count > 1 {
+                let group = AssetWriterInputGroup(inputs: audioInputs, defaultInput: audioInputs[0])
+                guard writer.canAdd(group) else {
+                    throw .invalidSettings("a \(fileType.displayName) file cannot mark audio tracks as alternates")
+                }
+                try writer.add(group)
+            }
+            try writer.startWriting()
+        } catch {
+            writer.cancelWriting()
+            switch error {
+            case .invalidSettings(let reason), .invalidState(let reason): throw .unsupported("\(path): \(reason)")
+            default: throw Self.writeError(error, path: path)
+            }
+        }
+        lock.withLock { currentPath = path }
+        return RecordingFileWriter(path: path, index: number, writer: writer, writerInputs: writerInputs)
+    }
+
+    private func removeExisting(_ path: String) {
+        var info = stat()
+        // Only a file (or a link, itself) is replaced; never a directory.
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { unlink(path) }
+    }
+
+    static func creationError(_ error: WriterError, path: String) -> RecordingError {
+        switch error {
+        case .outputExists: return .cannotCreate(path: path, reason: "already exists; it is never overwritten unless asked (--overwrite)")
+        case .directoryMissing: return .cannotCreate(path: path, reason: "the directory does not exist")
+        case .notWritable(_, let cause): return .cannotCreate(path: path, reason: "the directory is not writable (\(cause.reason))")
+        case .cannotCreate(_, let cause): return .cannotCreate(path: path, reason: cause.reason)
+        case .invalidSettings(let reason): return .unsupported(reason)
+        case .unsupportedFileType, .encoderNotFound, .codecNotAllowed: return .unsupported(error.description)
+        default: return .cannotCreate(path: path, reason: error.description)
+        }
+    }
+
+    static func writeError(_ error: WriterError, path: String) -> RecordingError {
+        if case .io(_, let cause) = error, cause.errno == ENOSPC || cause.errno == EDQUOT { return .diskFull(path: path) }
+        if case .ffmpeg(let cause) = error, cause.code == cffmpegNegated(ENOSPC) { return .diskFull(path: path) }
+        return .writeFailed(path: path, reason: error.description)
+    }
+
+    static func iso8601Now() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(cString: buffer)
+    }
+
+    // MARK: From the capture threads
+
+    open override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
+        guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
+        guard recordedMediaTypes.contains(input.mediaType) else { return }
+        queue.put((index, sample))
+    }
+
+    open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
+        guard let index = inputs.firstIndex(where: { $0 === input }) else { return }
+        // Marked through the queue's order: after the input's last sample.
+        lock.withLock { endedInputsPending.insert(index) }
+    }
+
+    private var endedInputsPending: Set<Int> = []
+
+    open override func sessionDidStopRunning() {
+        queue?.close()
+        thread?.join()
+        thread = nil
+    }
+
+    /// Waits until the writing thread has finished every file (after
+    /// `stopRecording` or a limit, once the session stops or the recording ends).
+    public func waitUntilFinished() {
+        thread?.join()
+    }
+
+    // MARK: The writing thread
+
+    private var hasVideo: Bool { inputs.contains { $0.mediaType == .video && recordedMediaTypes.contains(.video) } }
+
+    private func writingLoop() {
+        guard let queue else { return }
+        while true {
+            let item = queue.take(timeoutNanoseconds: 100_000_000)
+            let moreEnded = lock.withLock { () -> Set<Int> in
+                defer { endedInputsPending = [] }
+                return endedInputsPending
+            }
+            if !moreEnded.isEmpty {
+                endedInputs.formUnion(moreEnded)
+                for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
+            }
+            if let (index, sample) = item {
+                handle(sample, from: index)
+            } else if queue.isClosed && queue.isEmpty {
+                break
+            } else {
+                idle()
+            }
+            finishDrainedFiles(force: false)
+            if ended { break }
+        }
+        // The session stopped (or the recording ended): finish what is open.
+        if !ended {
+            if let current {
+                let cut = lastCommonEnd(current)
+                beginCut(current, at: cut)
+                self.current = nil
+            }
+            finishDrainedFiles(force: true)
+            endRecording(reason: stopping?.reason ?? .stopped, error: stopping?.error)
+        }
+        // Anything still queued is released (V4L2 buffers go back to the driver).
+        while queue.take(timeoutNanoseconds: 0) != nil {}
+    }
+
+    /// No sample for a while: requests still take effect, timed by the clock.
+    private func idle() {
+        guard current != nil || !draining.isEmpty else { return }
+        let commands = takeCommands()
+        guard !commands.isEmpty else { return }
+        let now = latestSourceTime ?? MonotonicClock.now()
+        for command in commands { apply(command, at: now) }
+    }
+
+    private func takeCommands() -> [Command] {
+        lock.withLock {
+            defer { commands = [] }
+            return commands
+        }
+    }
+
+    private func handle(_ sample: SampleBuffer, from index: Int) {
+        let input = inputs[index]
+        let time = sample.presentationTime
+        let isLead = hasVideo ? sample.mediaType == .video : true
+        if latestSourceTime.map({ time > $0 }) ?? true { latestSourceTime = time }
+
+        if isLead {
+            for command in takeCommands() { apply(command, at: time) }
+            if ended { return }
+        }
+        immediateSwitch = nil
+        sampleHandler?(sample, input)
+        if let request = immediateSwitch {
+            immediateSwitch = nil
+            apply(.switchFile(request), at: time)
+        }
+        if ended { return }
+
+        if let file = current {
+            if file.sessionStart == nil && !paused && file.closedDuration == .zero && file.latestEnd == nil && file.cutTime == nil {
+                // The first file starts at the first video frame (or audio
+                // buffer): earlier audio waits and is trimmed to that time.
+                if isLead {
+                    startSession(file, at: time)
+                } else {
+                    pendingAudio.append((index, sample))
+                    if pendingAudio.count > 200 { pendingAudio.removeFirst() }
+                    return
+                }
+            }
+            if isLead { checkLimits(file, at: time, sample: sample) }
+        }
+        if ended { return }
+
+        let end = sampleEnd(sample)
+        for file in draining {
+            if let cut = file.cutTime, time < cut { append(sample, from: index, to: file) }
+            if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
+        }
+        if let file = current {
+            append(sample, from: index, to: file)
+            if !pendingAudio.isEmpty {
+                let waiting = pendingAudio
+                pendingAudio = []
+                for (audioIndex, audio) in waiting { append(audio, from: audioIndex, to: file) }
+            }
+            if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
+        }
+        publishStatistics()
+    }
+
+    private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
+        switch sample {
+        case .video(let video): return video.presentationTime
+        case .audio(let audio): return audio.presentationTime + audio.duration
+        }
+    }
+
+    private func startSession(_ file: RecordingFileWriter, at time: MediaTime) {
+        do {
+            try file.writer.startSession(atSourceTime: time)
+            file.sessionStart = time
+            if !file.startedReported {
+                file.startedReported = true
+                delegateCall { $0.fileOutput(self, didStartRecordingTo: file.path) }
+            }
+        } catch {
+            fail(Self.writeError(error, path: file.path), file: file)
+        }
+    }
+
+    private func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
+        guard file.writer.status == .writing, index < file.writerInputs.count, let writerInput = file.writerInputs[index] else { return }
+        guard file.sessionStart != nil || file.cutTime != nil else { return }
+        do throws(WriterError) {
+            switch sample {
+            case .video(let video):
+                if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
+                if let cut = file.cutTime, video.presentationTime >= cut { return }
+                switch video.layout {
+                case .compressed:
+                    let data = [UInt8](video.bytes)
+                    try writerInput.append(CompressedSample(data: data, presentationTime: video.presentationTime, duration: video.duration,
+                                                            isKeyframe: video.isKeyframe))
+                case .raw(let pixelFormat, let bytesPerRow):
+                    try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
+                                                 bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
+                }
+                if file.sessionStart != nil { file.videoFrames += 1 }
+                let end = video.presentationTime + (video.duration ?? .zero)
+                if file.sessionStart != nil, file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
+            case .audio(let audio):
+                try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
+                                            presentationTime: audio.presentationTime)
+                if let start = file.sessionStart {
+                    let end = audio.presentationTime + audio.duration
+                    let from = max(audio.presentationTime, start)
+                    let to = file.cutTime.map { min(end, $0) } ?? end
+                    if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
+                    if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
+                }
+            }
+        } catch {
+            if case .invalidSettings = error { return }
+            if case .invalidState = error, file.writer.status == .writing { return }
+            fail(Self.writeError(file.writer.error ?? error, path: file.path), file: file)
+        }
+    }
+
+    // MARK: Requests
+
+    private func apply(_ command: Command, at time: MediaTime) {
+        guard let file = current else { return }
+        switch command {
+        case .pause:
+            guard !paused else { return }
+            paused = true
+            if let start = file.sessionStart {
+                let end = max(time, start)
+                do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
+                file.closedDuration = file.closedDuration + (end - start)
+                file.sessionStart = nil
+            }
+            lock.withLock { stats.isPaused = true }
+            delegateCall { $0.fileOutput(self, didPauseRecordingTo: file.path) }
+        case .resume:
+            guard paused else { return }
+            paused = false
+            lock.withLock { stats.isPaused = false }
+            startSession(file, at: max(time, file.latestEnd ?? time))
+            delegateCall { $0.fileOutput(self, didResumeRecordingTo: file.path) }
+        case .switchFile(let path):
+            switchFile(from: file, at: time, to: path)
+        case .stop(let reason, let error):
+            stop(file, at: time, reason: reason, error: error)
+        }
+    }
+
+    private func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
+        let next: RecordingFileWriter
+        do {
+            next = try openFile(number: fileCount + 2, path: path)
+        } catch {
+            stop(file, at: time, reason: .error, error: error)
+            return
+        }
+        fileCount += 1
+        let wasPaused = file.sessionStart == nil && paused
+        beginCut(file, at: time)
+        current = next
+        if !wasPaused { startSession(next, at: time) }
+    }
+
+    /// Ends `file`'s session at `time` and sets it draining: samples before
+    /// the cut that are still on their way are written, then it is finished.
+    private func beginCut(_ file: RecordingFileWriter, at time: MediaTime) {
+        if let start = file.sessionStart {
+            let end = max(time, start)
+            try? file.writer.endSession(atSourceTime: end)
+            file.closedDuration = file.closedDuration + (end - start)
+            file.sessionStart = nil
+        }
+        file.cutTime = time
+        file.cutRequestedAt = MonotonicClock.nowNanoseconds()
+        file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)
+        draining.append(file)
+        closedDuration = closedDuration + file.closedDuration
+        delegateCall { $0.fileOutput(self, willFinishRecordingTo: file.path, error: nil) }
+    }
+
+    private func stop(_ file: RecordingFileWriter, at time: MediaTime, reason: RecordingStopReason, error: RecordingError?) {
+        stopping = (reason, error)
+        beginCut(file, at: time)
+        current = nil
+        finishDrainedFiles(force: false)
+        if draining.isEmpty { endRecording(reason: reason, error: error) }
+    }
+
+    /// Where the tracks all have samples up to: the earliest of their latest ends.
+    private func lastCommonEnd(_ file: RecordingFileWriter) -> MediaTime {
+        file.latestEnd ?? latestSourceTime ?? MonotonicClock.now()
+    }
+
+    /// Finishes draining files whose inputs have all passed the cut (or,
+    /// with `force` or after 2 s, whatever they have).
+    private func finishDrainedFiles(force: Bool) {
+        let now = MonotonicClock.nowNanoseconds()
+        var remaining: [RecordingFileWriter] = []
+        for file in draining {
+            if force || file.awaiting.isEmpty || now - file.cutRequestedAt > 2_000_000_000 {
+                finish(file)
+            } else {
+                remaining.append(file)
+            }
+        }
+        draining = remaining
+        if draining.isEmpty, current == nil, let stopping, !ended {
+            endRecording(reason: stopping.reason, error: stopping.error)
+        }
+    }
+
+    private func finish(_ file: RecordingFileWriter) {
+        var error: RecordingError?
+        if file.writer.status == .writing {
+            do { try file.writer.finishWriting() } catch let failure { error = Self.writeError(failure, path: file.path) }
+        } else if let failure = file.writer.error {
+            error = Self.writeError(failure, path: file.path)
+        }
+        let bytes = RecordingFileWriter.size(of: file.path)
+        closedBytes += bytes
+        let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
+                                  videoFrames: file.videoFrames, audioSamples: file.audioSamples, isComplete: error == nil)
+        closedVideoFrames += file.videoFrames
+        closedAudioSamples += file.audioSamples
+        lock.withLock { stats.files.append(file.path) }
+        publishStatistics()
+        delegateCall { $0.fileOutput(self, didFinishRecordingTo: record, error: error) }
+        if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
+    }
+
+    private func fail(_ error: RecordingError, file: RecordingFileWriter) {
+        guard stopping == nil || stopping?.reason != .error else { return }
+        stopping = (.error, error)
+        if current === file {
+            current = nil
+            file.cutTime = file.latestEnd ?? latestSourceTime
+            draining.append(file)
+        }
+        finishDrainedFiles(force: true)
+    }
+
+    private func endRecording(reason: RecordingStopReason, error: RecordingError?) {
+        guard !ended else { return }
+        ended = true
+        queue?.close()
+        publishStatistics()
+        delegateCall { $0.fileOutput(self, didEndRecordingWith: reason, error: error) }
+        lock.withLock { strongDelegate = nil }
+    }
+
+    // MARK: Limits
+
+    private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer) {
+        guard file.sessionStart != nil, file.cutTime == nil else { return }
+        // Size: stop (or start the next file) before the next frames and the
+        // index could pass the limit.
+        let estimate = file.estimatedSize
+        if file.lastEstimate > 0 { file.largestStep = max(file.largestStep, estimate - file.lastEstimate) }
+        file.lastEstimate = estimate
+        let margin = 2 * file.largestStep + 32 * 1024
+        if maxRecordedFileSize > 0, closedBytes + estimate + margin >= maxRecordedFileSize {
+            stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
+            return
+        }
+        // Duration: the cut falls exactly at the limit, between frames.
+        if maxRecordedDuration.isNumeric, let start = file.sessionStart {
+            let limitTime = start + (maxRecordedDuration - closedDuration - file.closedDuration)
+            if time >= limitTime {
+                stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
+                return
+            }
+        }
+        if minFreeDiskSpaceLimit > 0 {
+            let now = MonotonicClock.nowNanoseconds()
+            if now - lastFreeSpaceCheck > 250_000_000 {
+                lastFreeSpaceCheck = now
+                if let free = Self.freeSpace(near: file.path), free < minFreeDiskSpaceLimit + margin {
+                    stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
+                    return
+                }
+            }
+        }
+        if segmentFileSize > 0, estimate + margin >= segmentFileSize {
+            switchFile(from: file, at: time, to: nil)
+            return
+        }
+        if segmentDuration.isNumeric, let start = file.sessionStart {
+            let segmentEnd = start + (segmentDuration - file.closedDuration)
+            if time >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
+        }
+    }
+
+    /// Bytes available to unprivileged users on the volume holding `path`.
+    public static func freeSpace(near path: String) -> Int64? {
+        var info = statvfs()
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        guard statvfs(directory.isEmpty ? "/" : directory, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    // MARK: Reporting
+
+    private func publishStatistics() {
+        let openFiles = draining + [current].compactMap { $0 }
+        let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
+        let bytes = closedBytes + openFiles.reduce(0) { $0 + $1.writer.bytesWritten }
+        let frames = openFiles.reduce(0) { $0 + $1.videoFrames }
+        let samples = openFiles.reduce(0) { $0 + $1.audioSamples }
+        lock.withLock {
+            stats.duration = duration
+            stats.bytes = bytes
+            stats.videoFrames = closedVideoFrames + frames
+            stats.audioSamples = closedAudioSamples + samples
+        }
+    }
+
+    private func delegateCall(_ body: (any CaptureFileOutputRecordingDelegate) -> Void) {
+        guard let delegate = lock.withLock({ strongDelegate ?? delegate }) else { return }
+        body(delegate)
+    }
+}
+
+/// Records every input of a session to movie files (MP4, QuickTime,
+/// Matroska, WebM, MPEG-TS), like AVCaptureMovieFileOutput.
+public final class MovieFileOutput: CaptureFileOutput, @unchecked Sendable {}
+
+/// Records the audio inputs of a session to audio files (WAV, FLAC, M4A,
+/// Ogg/Opus), like AVCaptureAudioFileOutput.
+public final class AudioFileOutput: CaptureFileOutput, @unchecked Sendable {
+    public override var recordedMediaTypes: Set<MediaType> { [.audio] }
+}
+
+private func cffmpegNegated(_ code: Int32) -> Int32 { -code }

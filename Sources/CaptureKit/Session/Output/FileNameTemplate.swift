@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The name of each file of a recording: `%n` is the file's number (from 1;
+/// `%3n` pads it to three digits), `%%` a percent sign, and any other `%`
+/// field is strftime's, filled in with the local time the file starts
+/// (`rec-%Y%m%d-%H%M%S.mp4`).
+public struct FileNameTemplate: Sendable, Hashable {
+    public let pattern: String
+
+    /// Checks the pattern: fields must be complete and known to strftime.
+    public init(_ pattern: String) throws(RecordingError) {
+        var index = pattern.startIndex
+        while index < pattern.endIndex {
+            if pattern[index] == "%" {
+                var next = pattern.index(after: index)
+                while next < pattern.endIndex, pattern[next].isNumber { next = pattern.index(after: next) }
+                guard next < pattern.endIndex else {
+                    throw .unsupported("output template '\(pattern)' ends in an incomplete % field; write %% for a percent sign")
+                }
+                let field = pattern[next]
+                let numbered = next > pattern.index(after: index)
+                if numbered && field != "n" {
+                    throw .unsupported("output template '\(pattern)': a width is only allowed on %n (such as %3n)")
+                }
+                if !"n%aAbBcCdDeFgGhHIjklmMpsrRStTuUVwWxXyYzZ".contains(field) {
+                    throw .unsupported("output template '\(pattern)': %\(field) is not a field; use %n for the file number or a strftime field")
+                }
+                index = pattern.index(after: next)
+            } else {
+                index = pattern.index(after: index)
+            }
+        }
+        self.pattern = pattern
+    }
+
+    /// Whether the pattern holds the file number.
+    public var hasCounter: Bool { fields.contains("n") }
+
+    /// Whether every file gets a name of its own: a counter, or a time field down to the second.
+    public var namesEachFile: Bool { hasCounter || fields.contains { "sSTrc".contains($0) } }
+
+    private var fields: [Character] {
+        var result: [Character] = []
+        var index = pattern.startIndex
+        while index < pattern.endIndex {
+            if pattern[index] == "%" {
+                var next = pattern.index(after: index)
+                while next < pattern.endIndex, pattern[next].isNumber { next = pattern.index(after: next) }
+                if next < pattern.endIndex { result.append(pattern[next]) }
+                index = next < pattern.endIndex ? pattern.index(after: next) : next
+            } else {
+                index = pattern.index(after: index)
+            }
+        }
+        return result
+    }
+
+    /// The name of file number `number` starting at `time` (seconds since the epoch).
+    public func path(number: Int, time: Int = Int(Glibc.time(nil))) -> String {
+        var output = ""
+        var strftimePart = ""
+        func flush() {
+            guard !strftimePart.isEmpty else { return }
+            output += Self.strftime(strftimePart, time: time)
+            strftimePart = ""
+        }
+        var index = pattern.startIndex
+        while index < pattern.endIndex {
+            let character = pattern[index]
+            guard character == "%" else {
+                strftimePart.append(character)
+                index = pattern.index(after: index)
+                continue
+            }
+            var next = pattern.index(after: index)
+            var width = ""
+            while next < pattern.endIndex, pattern[next].isNumber {
+                width.append(pattern[next])
+                next = pattern.index(after: next)
+            }
+            let field = pattern[next]
+            if field == "n" {
+                flush()
+                let digits = String(number)
+                let pad = max(0, (Int(width) ?? 0) - digits.count)
+                output += String(repeating: "0", count: pad) + digits
+            } else {
+                strftimePart += "%" + String(field)
+            }
+            index = pattern.index(after: next)
+        }
+        flush()
+        return output
+    }
+
+    /// A name for file `number` when the pattern has no counter: `-N` before the extension.
+    public static func numbered(_ path: String, number: Int) -> String {
+        guard number > 1 else { return path }
+        let slash = path.lastIndex(of: "/")
+        if let dot = path.lastIndex(of: "."), slash.map({ dot > $0 }) ?? true, dot != path.startIndex {
+            return String(path[..<dot]) + "-\(number)" + String(path[dot...])
+        }
+        return path + "-\(number)"
+    }
+
+    private static func strftime(_ format: String, time: Int) -> String {
+        var seconds = time_t(time)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let written = Glibc.strftime(&buffer, buffer.count, format, &parts)
+        guard written > 0 else { return format.isEmpty ? "" : format }
+        return String(cString: buffer)
+    }
+}

@@ -1,0 +1,55 @@
+/// What a file output tells about a recording, like
+/// AVCaptureFileOutputRecordingDelegate. Calls come on the output's writing
+/// thread; each has an empty default.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject {
+    /// The first sample of a file was written.
+    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo path: String)
+    func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String)
+    func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String)
+    /// A file is about to be finalized; `error` says why when it was not asked for.
+    func fileOutput(_ output: CaptureFileOutput, willFinishRecordingTo path: String, error: RecordingError?)
+    /// A file was finalized (or, after a write failure, left as it is).
+    func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?)
+    /// The whole recording ended: no more files follow.
+    func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?)
+}
+
+extension CaptureFileOutputRecordingDelegate {
+    public func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo path: String) {}
+    public func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String) {}
+    public func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String) {}
+    public func fileOutput(_ output: CaptureFileOutput, willFinishRecordingTo path: String, error: RecordingError?) {}
+    public func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
+    public func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {}
+}
+
+/// One finished file of a recording.
+public struct RecordedFile: Sendable, Hashable {
+    public var path: String
+    /// Its position in the recording (1 for the first file).
+    public var index: Int
+    /// Media time it plays.
+    public var duration: MediaTime
+    public var bytes: Int64
+    public var videoFrames: Int
+    public var audioSamples: Int
+    /// Whether it was finalized (false only after a write failure).
+    public var isComplete: Bool
+}
+
+/// Totals of a recording so far.
+public struct RecordingStatistics: Sendable, Hashable {
+    /// Media time recorded, pauses left out, over every file.
+    public var duration: MediaTime = .zero
+    /// Bytes written, over every file.
+    public var bytes: Int64 = 0
+    public var videoFrames = 0
+    public var audioSamples = 0
+    /// Samples lost: by the devices (sequence gaps, overruns) and by full queues.
+    public var droppedByDevice = 0
+    public var droppedByQueue = 0
+    public var files: [String] = []
+    public var isPaused = false
+
+    public var dropped: Int { droppedByDevice + droppedByQueue }
+}

@@ -1,0 +1,54 @@
+/// Why a recording ended, as progress events and summaries name it.
+public enum RecordingStopReason: String, Sendable, Hashable, Codable {
+    /// `stopRecording()` (the user stopped it).
+    case stopped
+    case maxDuration = "max-duration"
+    case maxSize = "max-size"
+    case minFreeSpace = "min-free-space"
+    /// A capture device went away.
+    case deviceDisconnected = "device-disconnected"
+    /// A source with an end (a file played as a camera) reached it.
+    case endOfInput = "end-of-input"
+    /// Writing or capture failed.
+    case error
+}
+
+/// What went wrong with a recording, like the NSError AVFoundation hands a
+/// recording delegate: each case says whether the file is nonetheless
+/// complete and playable (AVErrorRecordingSuccessfullyFinishedKey).
+public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The recording stopped at a limit; the file is complete.
+    case limitReached(RecordingStopReason)
+    /// The output file cannot be created (exists, directory missing or not writable).
+    case cannotCreate(path: String, reason: String)
+    /// The settings cannot be used (codec not allowed in the container …).
+    case unsupported(String)
+    /// The disk filled up; the file is readable up to its last fragment.
+    case diskFull(path: String)
+    /// Writing failed.
+    case writeFailed(path: String, reason: String)
+    /// A capture device went away; the file was finalized.
+    case deviceLost(String)
+    /// Capture failed.
+    case capture(CaptureError)
+
+    /// Whether the file was finished and is playable despite the error.
+    public var recordingSuccessfullyFinished: Bool {
+        switch self {
+        case .limitReached, .deviceLost: return true
+        case .cannotCreate, .unsupported, .diskFull, .writeFailed, .capture: return false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .limitReached(let reason): return "the recording reached its \(reason.rawValue) limit"
+        case .cannotCreate(let path, let reason): return "\(path): \(reason)"
+        case .unsupported(let reason): return reason
+        case .diskFull(let path): return "\(path): the disk is full"
+        case .writeFailed(let path, let reason): return "\(path): \(reason)"
+        case .deviceLost(let device): return "\(device): the device went away during the recording"
+        case .capture(let error): return error.description
+        }
+    }
+}
