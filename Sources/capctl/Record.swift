@@ -1,0 +1,278 @@
+import ArgumentParser
+import CaptureKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Capctl {
+    /// `capctl record`: video and audio to files, with limits, segments, pause and live progress.
+    struct Record: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record video and audio from capture devices to a file, or to a series of files.",
+            discussion: """
+            Records from one camera (--video) and any number of microphones (--audio, once for \
+            each; they become separate tracks, or alternates of one another with \
+            --audio-alternates) into OUT. The container follows OUT's extension: .mp4, .mov, \
+            .mkv, .webm, .ts for movies; .wav, .flac, .m4a, .ogg, .opus for audio only. Without \
+            --video or --audio, the first camera is used. Devices may be virtual: test-pattern \
+            (a moving pattern with a frame counter), test-tone[:HZ] (a sine) and file:PATH (a \
+            video file played as a camera, in real time unless --no-realtime).
+
+            LIMITS
+              --max-duration stops when the recording (all files, pauses left out) reaches that \
+            media time; --max-size stops before the files together would pass that many bytes; \
+            --min-free-space stops before the volume's free space falls below it (default 64MiB, \
+            so a forgotten recording never fills a disk; 0 turns the check off). Limits count \
+            media time and bytes written, never wall-clock time.
+
+            SEGMENTS
+              --segment-duration and --segment-size start a new file when the current one \
+            reaches that length or size; OUT is then a template: %n is the file's number (%3n \
+            pads it to three digits), and strftime fields (%Y%m%d-%H%M%S) take the time the file \
+            starts. The switch loses and repeats nothing: every video frame and audio sample is \
+            in exactly one file, and each file starts with a keyframe and plays on its own. \
+            SIGHUP switches to the next file at once (without %n in OUT, files after the first \
+            are named OUT-2, OUT-3 …).
+
+            SIGNALS
+              SIGINT or SIGTERM stop the recording and finalize the file; a second SIGINT exits at \
+            once (status 130), leaving the file readable up to its last fragment. SIGUSR1 pauses \
+            (the paused time is left out of the file), SIGUSR2 resumes.
+
+            CRASH SAFETY
+              MP4 and MOV files are written as 1-second fragments by default, so a recording that is \
+            killed or loses power keeps all but about the last second; --fragment-interval changes \
+            the length, --no-fragments and --faststart (index first, for the web) write a classic \
+            file, which is only playable once finalized.
+
+            PROGRESS
+              On a terminal, one status line refreshes (media time, size, frame rate, dropped \
+            samples, bit rate, what is left of each limit). Otherwise, or with --progress json, one \
+            JSON object a line: started, progress (every --progress-interval), paused, resumed, \
+            segment (a file finished), finished. finished carries reason (stopped, max-duration, \
+            max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
+            bytes, frames, dropped, audioSamples and, after an error, error. The summary is always \
+            printed, also after an error.
+
+            Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
+            device went away (the file is finalized); 74 on a write error or a full disk; 73 when \
+            an output cannot be created; 64 for options the devices or containers cannot take.
+            """
+        )
+
+        @Option(name: .long, help: ArgumentHelp("The camera to record.", valueName: "device"))
+        var video: DeviceArgument?
+
+        @Option(name: .long, help: ArgumentHelp("A microphone to record; repeat for several tracks.", valueName: "device"))
+        var audio: [DeviceArgument] = []
+
+        @Flag(name: .long, help: "Mark the audio tracks as alternates of one another (the first plays by default).")
+        var audioAlternates = false
+
+        @OptionGroup var capture: VideoCaptureOptions
+
+        @Option(name: .long, help: ArgumentHelp("Audio sample rate to capture at.", valueName: "hz"))
+        var sampleRate: Int?
+
+        @Option(name: .long, help: ArgumentHelp("Audio channels to capture.", valueName: "n"))
+        var channels: Int?
+
+        @Option(name: .long, help: ArgumentHelp("Stop at this media time.", valueName: "time"))
+        var maxDuration: DurationArgument?
+
+        @Option(name: .long, help: ArgumentHelp("Stop before the files pass this size.", valueName: "size"))
+        var maxSize: ByteCountArgument?
+
+        @Option(name: .long, help: ArgumentHelp("Stop before free space falls below this (0: no check).", valueName: "size"))
+        var minFreeSpace = ByteCountArgument(bytes: 64 * 1_048_576, text: "64MiB")
+
+        @Option(name: .long, help: ArgumentHelp("Start a new file every TIME of media.", valueName: "time"))
+        var segmentDuration: DurationArgument?
+
+        @Option(name: .long, help: ArgumentHelp("Start a new file before the current one passes SIZE.", valueName: "size"))
+        var segmentSize: ByteCountArgument?
+
+        @OptionGroup var encoding: EncodingOptions
+
+        @Option(name: .long, help: ArgumentHelp("Add metadata to the file; repeatable.", valueName: "key=value"))
+        var metadata: [String] = []
+
+        @Flag(name: .long, help: "Replace output files that exist.")
+        var overwrite = false
+
+        @Option(name: .long, help: ArgumentHelp("Progress as text or json (default: text on a terminal, else json).", valueName: "text|json"))
+        var progress: ProgressStyle?
+
+        @Option(name: .long, help: ArgumentHelp("Time between progress reports.", valueName: "time"))
+        var progressInterval = DurationArgument(argument: "1")!
+
+        @Flag(name: .long, help: "Same as --progress json.")
+        var json = false
+
+        @Argument(help: ArgumentHelp("The file to write, or with segments a template such as 'rec-%3n.mp4'.", valueName: "out"))
+        var out: String
+
+        func validate() throws {
+            if segmentDuration != nil || segmentSize != nil {
+                guard (try? FileNameTemplate(out))?.namesEachFile == true else {
+                    throw ValidationError("with --segment-duration or --segment-size, OUT must name each file: add %n (the file number), such as 'rec-%3n.mp4'")
+                }
+            }
+            if let template = try? FileNameTemplate(out), template.hasCounter, FileType(path: out) == nil {
+                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+            }
+            if FileType(path: out) == nil {
+                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+            }
+            if let sampleRate, !(1000...768_000).contains(sampleRate) {
+                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 192000 such as 48000")
+            }
+            if let channels, !(1...16).contains(channels) {
+                throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
+            }
+            if let maxSize, maxSize.bytes < 64 * 1024 {
+                throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
+            }
+            if let segmentSize, segmentSize.bytes < 64 * 1024 {
+                throw ValidationError("--segment-size \(segmentSize) is too small for a file; use at least 64K")
+            }
+            for item in metadata where !item.contains("=") || item.hasPrefix("=") {
+                throw ValidationError("--metadata '\(item)' is not KEY=VALUE, such as title=Lecture")
+            }
+            if audioAlternates && audio.count < 2 {
+                throw ValidationError("--audio-alternates needs two or more --audio devices")
+            }
+            try capture.validate()
+            try encoding.validate()
+        }
+
+        func run() throws {
+            let request = RecordRequest(command: self)
+            let status = try RecordingFrontend(request: request).run()
+            if status != .success { throw ExitCode(status.rawValue) }
+        }
+    }
+}
+
+/// How progress is shown.
+enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
+
+/// The capture options `record` and `snap` share: what the camera is asked for.
+struct VideoCaptureOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Size and rate by name: high, medium, low, 640x480, 1280x720, 1920x1080, 3840x2160, photo.", valueName: "preset"))
+    var sessionPreset: SessionPreset?
+
+    @Option(name: .long, help: ArgumentHelp("Frame size.", valueName: "WxH"))
+    var size: FrameSizeArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Frames per second.", valueName: "rate"))
+    var fps: RateArgument?
+
+    @Option(name: .long, help: ArgumentHelp("The camera's pixel format, by fourcc (YUYV, MJPG, NV12 …).", valueName: "fourcc"))
+    var pixelFormat: String?
+
+    @Flag(name: .long, help: "Open the camera through libv4l2 (its format conversions become available).")
+    var libv4l2 = false
+
+    @Flag(name: .long, help: "Play file: inputs as fast as possible instead of in real time.")
+    var noRealtime = false
+
+    func validate() throws {
+        if let preset = sessionPreset, let required = preset.requiredSize, let size, size.width != required.width || size.height != required.height {
+            throw ValidationError("--session-preset \(preset.rawValue) and --size \(size) disagree; give one of them")
+        }
+        if let pixelFormat, pixelFormat.isEmpty || pixelFormat.count > 16 {
+            throw ValidationError("--pixel-format '\(pixelFormat)' is not a fourcc such as YUYV or MJPG")
+        }
+    }
+
+    var request: CaptureVideoRequest {
+        CaptureVideoRequest(preset: sessionPreset, width: size?.width, height: size?.height, framesPerSecond: fps?.value,
+                            pixelFormat: pixelFormat, useLibv4l2: libv4l2)
+    }
+}
+
+/// How `record` encodes.
+struct EncodingOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("h264, hevc, vp9, av1, mjpeg, or copy (write the camera's MJPEG or H.264 as it comes).", valueName: "codec"))
+    var videoCodec: String?
+
+    @Option(name: .long, help: ArgumentHelp("Constant quality (lower is better; x264 default 23).", valueName: "n"))
+    var crf: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Video bit rate, such as 4M.", valueName: "rate"))
+    var bitrate: ByteCountArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Encoder speed preset (ultrafast … veryslow for h264/hevc).", valueName: "name"))
+    var preset: String?
+
+    @Option(name: .long, help: ArgumentHelp("At most this long between keyframes.", valueName: "time"))
+    var keyframeInterval: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Encoder threads (0: automatic).", valueName: "n"))
+    var threads: Int?
+
+    @Option(name: .long, help: ArgumentHelp("aac, opus, flac, pcm_s16le, pcm_s24le, pcm_s32le or pcm_f32le.", valueName: "codec"))
+    var audioCodec: String?
+
+    @Option(name: .long, help: ArgumentHelp("Audio bit rate, such as 128K.", valueName: "rate"))
+    var audioBitrate: ByteCountArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Length of MP4/MOV fragments (default 1s).", valueName: "time"))
+    var fragmentInterval: DurationArgument?
+
+    @Flag(name: .long, help: "Write MP4/MOV as one classic file, playable only once finalized.")
+    var noFragments = false
+
+    @Flag(name: .long, help: "Put the index first (for the web); implies --no-fragments.")
+    var faststart = false
+
+    func validate() throws {
+        if let videoCodec, videoCodec != "copy", VideoCodec(rawValue: videoCodec.lowercased()) == nil {
+            throw ValidationError("unknown --video-codec '\(videoCodec)'; use h264, hevc, vp9, av1, mjpeg or copy")
+        }
+        if let audioCodec, AudioCodec(name: audioCodec) == nil {
+            throw ValidationError("unknown --audio-codec '\(audioCodec)'; use aac, opus, flac, pcm_s16le, pcm_s24le, pcm_s32le or pcm_f32le")
+        }
+        if let crf, !(0...63).contains(crf) {
+            throw ValidationError("--crf \(crf) is out of range; use 0 to 51 for h264/hevc (23 is the default), up to 63 for vp9/av1")
+        }
+        if crf != nil && bitrate != nil {
+            throw ValidationError("--crf and --bitrate both set the rate; give one")
+        }
+        if let threads, !(0...64).contains(threads) {
+            throw ValidationError("--threads \(threads) is out of range; use 0 (automatic) to 64")
+        }
+        if videoCodec == "copy" && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil) {
+            throw ValidationError("--video-codec copy writes frames as they come; --crf, --bitrate, --preset and --keyframe-interval need an encoder")
+        }
+        if fragmentInterval != nil && (noFragments || faststart) {
+            throw ValidationError("--fragment-interval and --no-fragments/--faststart contradict each other; give one")
+        }
+    }
+
+    /// The recording settings these options ask for.
+    func settings() -> RecordingSettings {
+        var settings = RecordingSettings()
+        if let videoCodec {
+            settings.video = videoCodec.lowercased() == "copy" ? .passthrough : .encode(VideoCodec(rawValue: videoCodec.lowercased())!)
+        }
+        settings.quality = crf
+        settings.videoBitRate = bitrate.map { Int($0.bytes) }
+        settings.encoderPreset = preset
+        settings.keyframeInterval = keyframeInterval?.time
+        if let threads { settings.videoEncoderOptions["threads"] = String(threads) }
+        settings.audioCodec = audioCodec.flatMap(AudioCodec.init(name:))
+        settings.audioBitRate = audioBitrate.map { Int($0.bytes) }
+        if noFragments || faststart {
+            settings.fragmentInterval = .invalid
+        } else if let fragmentInterval {
+            settings.fragmentInterval = fragmentInterval.time
+        }
+        settings.optimizeForNetworkUse = faststart
+        return settings
+    }
+}

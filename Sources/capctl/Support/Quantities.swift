@@ -1,0 +1,131 @@
+import ArgumentParser
+import CaptureKit
+
+/// A length of time on the command line: seconds (`90`, `2.5`), `mm:ss.fff`,
+/// `hh:mm:ss.fff`, or with units (`2h`, `1h30m`, `45s`, `500ms`).
+struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
+    let time: MediaTime
+    let text: String
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        if let plain = MediaTime(parsing: text), plain > .zero {
+            time = plain
+        } else if let united = Self.parseUnits(text), united > .zero {
+            time = united
+        } else {
+            return nil
+        }
+        self.text = text
+    }
+
+    var description: String { text }
+
+    static var defaultValueDescription: String { "a positive time: 90, 1:30, 2h, 1h30m, 45s or 500ms" }
+
+    /// `1h30m15.5s`, `500ms`: numbers each followed by h, m, s or ms.
+    private static func parseUnits(_ text: String) -> MediaTime? {
+        let units: [(String, Int64)] = [("ms", 1), ("h", 3_600_000), ("m", 60_000), ("s", 1000)]
+        var rest = Substring(text.lowercased())
+        var millis: Double = 0
+        var any = false
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            guard !number.isEmpty, let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            guard let unit = units.first(where: { rest.hasPrefix($0.0) }) else { return nil }
+            rest = rest.dropFirst(unit.0.count)
+            millis += value * Double(unit.1)
+            any = true
+        }
+        guard any, millis.isFinite, millis < 1e15 else { return nil }
+        return MediaTime(value: Int64(millis.rounded()), timescale: 1000)
+    }
+}
+
+/// A number of bytes on the command line: `500K`, `20M`, `4G` (powers of
+/// 1000), `1GiB`, `512MiB` (powers of 1024), or plain bytes.
+struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
+    let bytes: Int64
+    let text: String
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        let lower = text.lowercased()
+        let number = lower.prefix { $0.isNumber || $0 == "." }
+        guard !number.isEmpty, let value = Double(number), value >= 0 else { return nil }
+        var unit = String(lower.dropFirst(number.count)).trimmingCharacters(in: .whitespaces)
+        if unit.hasSuffix("b") && unit != "b" || unit == "b" { unit = String(unit.dropLast()) }
+        let multipliers: [String: Double] = ["": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+                                             "ki": 1024, "mi": 1_048_576, "gi": 1_073_741_824, "ti": 1_099_511_627_776]
+        guard let multiplier = multipliers[unit] else { return nil }
+        let total = value * multiplier
+        guard total.isFinite, total < 9e18 else { return nil }
+        bytes = Int64(total.rounded())
+        self.text = text
+    }
+
+    init(bytes: Int64, text: String) {
+        self.bytes = bytes
+        self.text = text
+    }
+
+    var description: String { text }
+
+    static var defaultValueDescription: String { "a size: 500K, 20M, 4G (powers of 1000) or 1GiB (powers of 1024)" }
+}
+
+/// `WIDTHxHEIGHT`.
+struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
+    let width: Int
+    let height: Int
+
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+              (1...32768).contains(width), (1...32768).contains(height) else { return nil }
+        self.width = width
+        self.height = height
+    }
+
+    var description: String { "\(width)x\(height)" }
+}
+
+/// Frames per second: `30`, `29.97`, `30000/1001`.
+struct RateArgument: ExpressibleByArgument, CustomStringConvertible {
+    let value: Double
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/")
+        let rate: Double?
+        if parts.count == 2, let numerator = Double(parts[0]), let denominator = Double(parts[1]), denominator > 0 {
+            rate = numerator / denominator
+        } else {
+            rate = Double(argument)
+        }
+        guard let rate, rate.isFinite, rate > 0, rate <= 1000 else { return nil }
+        value = rate
+    }
+
+    var description: String { String(value) }
+}
+
+extension SessionPreset: ExpressibleByArgument {}
+
+/// Bytes for people: `1.5 MB`, `320 kB`.
+func formatBytes(_ bytes: Int64) -> String {
+    let value = Double(bytes)
+    if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
+    if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
+    if value >= 1e3 { return String(format: "%.0f kB", value / 1e3) }
+    return "\(bytes) B"
+}
+
+/// A media time as `hh:mm:ss.s`.
+func formatClock(_ seconds: Double) -> String {
+    let total = max(0, seconds)
+    let hours = Int(total / 3600)
+    let minutes = Int(total.truncatingRemainder(dividingBy: 3600) / 60)
+    let rest = total.truncatingRemainder(dividingBy: 60)
+    return String(format: "%02d:%02d:%04.1f", hours, minutes, rest)
+}

@@ -1,0 +1,279 @@
+import CaptureKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `record` was asked to do, parsed and checked.
+struct RecordRequest {
+    var video: String?
+    var audio: [String]
+    var videoRequest: CaptureVideoRequest
+    var audioRequest: CaptureAudioRequest
+    var realtime: Bool
+    var settings: RecordingSettings
+    var maxDuration: MediaTime?
+    var maxSize: Int64?
+    var minFreeSpace: Int64
+    var segmentDuration: MediaTime?
+    var segmentSize: Int64?
+    var overwrite: Bool
+    var output: String
+    var progress: ProgressStyle
+    var progressInterval: MediaTime
+    var extraMetadata: [MetadataItem]
+
+    init(command: Capctl.Record) {
+        video = command.video?.specifier
+        audio = command.audio.map(\.specifier)
+        if video == nil && audio.isEmpty {
+            video = FileType(path: command.out)?.availableMediaTypes == [.audio] ? nil : "video:0"
+            if video == nil { audio = ["default"] }
+        }
+        videoRequest = command.capture.request
+        audioRequest = CaptureAudioRequest(sampleRate: command.sampleRate, channels: command.channels)
+        realtime = !command.capture.noRealtime
+        settings = command.encoding.settings()
+        settings.audioTracksAreAlternates = command.audioAlternates
+        settings.realTime = realtime
+        maxDuration = command.maxDuration?.time
+        maxSize = command.maxSize?.bytes
+        minFreeSpace = command.minFreeSpace.bytes
+        segmentDuration = command.segmentDuration?.time
+        segmentSize = command.segmentSize?.bytes
+        overwrite = command.overwrite
+        output = command.out
+        progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
+        progressInterval = command.progressInterval.time
+        extraMetadata = command.metadata.map { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
+        }
+    }
+}
+
+/// Runs a recording: opens the devices, records through a capture session
+/// and a file output, turns signals into requests, reports progress, and
+/// answers the exit status. Everything device- and file-facing is CaptureKit's.
+final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
+    let request: RecordRequest
+    private let reporter: RecordingReporter
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var endReason: RecordingStopReason = .stopped
+    private var endError: RecordingError?
+    private var interrupts = 0
+    private var deviceLost: String?
+
+    init(request: RecordRequest) {
+        self.request = request
+        reporter = RecordingReporter(style: request.progress)
+    }
+
+    func run() throws -> ExitStatus {
+        let template: FileNameTemplate
+        do { template = try FileNameTemplate(request.output) } catch { throw CommandFailure(error.description, status: .usage) }
+        try checkOutputs(template)
+
+        // Devices: resolved, opened and their formats settled before any file exists.
+        let discovery = DeviceDiscovery()
+        var inputs: [CaptureInput] = []
+        do throws(CaptureError) {
+            if let video = request.video {
+                inputs.append(CaptureInput(source: try CaptureSourceFactory.videoSource(video, request: request.videoRequest,
+                                                                                         realtime: request.realtime, discovery: discovery)))
+            }
+            for audio in request.audio {
+                inputs.append(CaptureInput(source: try CaptureSourceFactory.audioSource(audio, request: request.audioRequest,
+                                                                                         realtime: request.realtime, discovery: discovery)))
+            }
+            for input in inputs { try input.open() }
+        } catch {
+            for input in inputs { input.source.close() }
+            throw CommandFailure(error)
+        }
+
+        let fileType = FileType(path: request.output)
+        let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
+        if output is AudioFileOutput, request.video != nil {
+            throw CommandFailure("\(request.output): a \(fileType?.displayName ?? "") file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts", status: .usage)
+        }
+        var settings = request.settings
+        settings.metadata = defaultMetadata(inputs) + request.extraMetadata
+        output.settings = settings
+        output.maxRecordedDuration = request.maxDuration ?? .invalid
+        output.maxRecordedFileSize = request.maxSize ?? 0
+        output.minFreeDiskSpaceLimit = request.minFreeSpace
+        output.segmentDuration = request.segmentDuration ?? .invalid
+        output.segmentFileSize = request.segmentSize ?? 0
+        output.overwritesExistingFiles = request.overwrite
+        if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil {
+            output.startRecording(toTemplate: template, recordingDelegate: self)
+        } else {
+            output.startRecording(to: request.output, recordingDelegate: self)
+        }
+
+        let session = CaptureSession()
+        for input in inputs { session.addInput(input) }
+        session.addOutput(output)
+        session.inputDidEnd = { [weak self, weak output] input, end in
+            guard let self, let output else { return }
+            switch end {
+            case .deviceLost(let device):
+                self.lock.withLock { self.deviceLost = device }
+                output.stopRecording(reason: .deviceDisconnected, error: .deviceLost(device))
+            case .endOfInput:
+                output.stopRecording(reason: .endOfInput, error: nil)
+            case .failed(let error):
+                output.stopRecording(reason: .error, error: .capture(error))
+            case .stopped:
+                break
+            }
+        }
+        do throws(RecordingError) {
+            try output.prepare(inputs: inputs)
+        } catch {
+            for input in inputs { input.source.close() }
+            throw CommandFailure(error)
+        }
+
+        let signals = try SignalEvents([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]) { [weak self, weak output] signal in
+            guard let self, let output else { return }
+            switch signal {
+            case SIGINT, SIGTERM:
+                let count = self.lock.withLock { () -> Int in self.interrupts += 1; return self.interrupts }
+                if count > 1 && signal == SIGINT {
+                    // Second interrupt: leave now. Fragments already written stay readable.
+                    self.reporter.interruptedAgain()
+                    _exit(130)
+                }
+                output.stopRecording()
+            case SIGHUP: output.switchToNextFile()
+            case SIGUSR1: output.pauseRecording()
+            case SIGUSR2: output.resumeRecording()
+            default: break
+            }
+        }
+        _ = signals
+
+        do {
+            try session.startRunning()
+        } catch {
+            output.stopRecording(reason: .error, error: .capture(error))
+            output.sessionDidStopRunning()
+            throw CommandFailure(error)
+        }
+        reporter.started(files: [output.outputFilePath ?? request.output], inputs: inputs, limits: limits)
+
+        // Progress until the recording ends by itself or on request.
+        let interval = max(0.05, request.progressInterval.seconds)
+        while done.wait(timeout: .now() + interval) == .timedOut {
+            reporter.progress(output.statistics, limits: limits, freeSpace: CaptureFileOutput.freeSpace(near: output.outputFilePath ?? request.output))
+        }
+        session.stopRunning()
+        output.waitUntilFinished()
+
+        let (reason, error) = lock.withLock { (endReason, endError) }
+        let statistics = output.statistics
+        let status = exitStatus(reason: reason, error: error)
+        reporter.finished(statistics, reason: reason, error: error, status: status)
+        return status
+    }
+
+    private var limits: RecordingReporter.Limits {
+        RecordingReporter.Limits(duration: request.maxDuration, size: request.maxSize, minFreeSpace: request.minFreeSpace)
+    }
+
+    /// Fails before opening any device when an output exists or its directory is missing.
+    private func checkOutputs(_ template: FileNameTemplate) throws {
+        let first = template.hasCounter ? template.path(number: 1) : template.path(number: 1)
+        var info = stat()
+        if lstat(first, &info) == 0 && !request.overwrite {
+            throw CommandFailure("\(first): already exists; capctl never overwrites a file (use --overwrite to replace it)", status: .cannotCreate)
+        }
+        if lstat(first, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+            throw CommandFailure("\(first): is a directory", status: .cannotCreate)
+        }
+        let directory = first.contains("/") ? String(first[..<first.lastIndex(of: "/")!]) : "."
+        let target = directory.isEmpty ? "/" : directory
+        if stat(target, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+            throw CommandFailure("\(first): the directory \(target) does not exist", status: .cannotCreate)
+        }
+        if access(target, W_OK) != 0 {
+            throw CommandFailure("\(first): the directory \(target) is not writable (\(String(cString: strerror(errno))))", status: .cannotCreate)
+        }
+    }
+
+    /// Device name and model, as the file's make and model.
+    private func defaultMetadata(_ inputs: [CaptureInput]) -> [MetadataItem] {
+        guard let primary = inputs.first(where: { $0.mediaType == .video }) ?? inputs.first else { return [] }
+        var items = [MetadataItem.make(primary.source.localizedName)]
+        if let model = primary.source.modelID { items.append(.model(model)) } else { items.append(.model(primary.source.localizedName)) }
+        return items
+    }
+
+    private func exitStatus(reason: RecordingStopReason, error: RecordingError?) -> ExitStatus {
+        switch reason {
+        case .stopped, .maxDuration, .maxSize, .minFreeSpace, .endOfInput: return .success
+        case .deviceDisconnected: return .unavailable
+        case .error:
+            guard let error else { return .failure }
+            return CommandFailure(error).status
+        }
+    }
+
+    // MARK: Recording delegate
+
+    func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String) {
+        reporter.paused(path: path, statistics: output.statistics)
+    }
+
+    func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String) {
+        reporter.resumed(path: path, statistics: output.statistics)
+    }
+
+    func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
+        reporter.segment(file, error: error)
+    }
+
+    func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {
+        lock.withLock {
+            endReason = reason
+            endError = error
+        }
+        done.signal()
+    }
+}
+
+extension CommandFailure {
+    /// The status and message for a capture error.
+    init(_ error: CaptureError) {
+        switch error {
+        case .device(let device): self.init(device)
+        case .unsupported: self.init(error.description, status: .usage)
+        case .io: self.init(error.description, status: .ioError)
+        case .deviceLost: self.init(error.description, status: .unavailable)
+        case .source: self.init(error.description, status: .dataError)
+        }
+    }
+
+    /// The status and message for a recording error.
+    init(_ error: RecordingError) {
+        switch error {
+        case .limitReached: self.init(error.description, status: .success)
+        case .cannotCreate: self.init(error.description, status: .cannotCreate)
+        case .unsupported: self.init(error.description, status: .usage)
+        case .diskFull, .writeFailed: self.init(error.description, status: .ioError)
+        case .deviceLost: self.init(error.description, status: .unavailable)
+        case .capture(let capture): self.init(capture)
+        }
+    }
+}
+
+extension NSLock {
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,236 @@
+import CaptureKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `record`'s progress on stdout: one refreshing status line on a terminal,
+/// or one JSON object a line (events `started`, `progress`, `paused`,
+/// `resumed`, `segment`, `finished`). Field names are stable.
+final class RecordingReporter: @unchecked Sendable {
+    struct Limits {
+        var duration: MediaTime?
+        var size: Int64?
+        var minFreeSpace: Int64
+    }
+
+    let style: ProgressStyle
+    private let lock = NSLock()
+    private var lineShown = false
+    private var lastFrames = 0
+    private var lastTime = MonotonicClock.nowNanoseconds()
+    private var lastBytes: Int64 = 0
+    private var lastDuration = 0.0
+
+    init(style: ProgressStyle) {
+        self.style = style
+    }
+
+    // MARK: Events
+
+    func started(files: [String], inputs: [CaptureInput], limits: Limits) {
+        let devices = inputs.map { input -> StartedEvent.Input in
+            let source = input.source
+            if let video = source.videoFormat {
+                return .init(device: source.path, name: source.localizedName, mediaType: "video", format: video.fourcc,
+                             width: video.width, height: video.height, frameRate: video.frameDuration.map { $0.seconds > 0 ? 1 / $0.seconds : 0 },
+                             sampleRate: nil, channels: nil)
+            }
+            let audio = source.audioFormat
+            return .init(device: source.path, name: source.localizedName, mediaType: "audio", format: audio?.sampleFormat.rawValue,
+                         width: nil, height: nil, frameRate: nil, sampleRate: audio?.sampleRate, channels: audio?.channels)
+        }
+        emit(StartedEvent(time: Self.timestamp(), file: files.first ?? "", inputs: devices,
+                          maxDuration: limits.duration?.seconds, maxSize: limits.size, minFreeSpace: limits.minFreeSpace)) {
+            let names = inputs.map { "\($0.source.path) (\($0.source.localizedName))" }.joined(separator: ", ")
+            return "recording \(names) to \(files.first ?? ""); Ctrl-C to stop"
+        }
+    }
+
+    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?) {
+        let now = MonotonicClock.nowNanoseconds()
+        let (fps, bitRate) = lock.withLock { () -> (Double, Double) in
+            let wall = Double(now - lastTime) / 1e9
+            let media = statistics.duration.seconds - lastDuration
+            let fps = wall > 0 ? Double(statistics.videoFrames - lastFrames) / wall : 0
+            let rate = media > 0 ? Double(statistics.bytes - lastBytes) * 8 / media : 0
+            lastTime = now
+            lastFrames = statistics.videoFrames
+            lastBytes = statistics.bytes
+            lastDuration = statistics.duration.seconds
+            return (fps, rate)
+        }
+        let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
+                                  size: limits.size.map { max(0, $0 - statistics.bytes) },
+                                  freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
+        let event = ProgressEvent(time: Self.timestamp(), duration: statistics.duration.seconds, bytes: statistics.bytes,
+                                  frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
+                                  bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
+                                  file: statistics.files.count + 1, remaining: remaining)
+        if style == .json {
+            try? JSONOutput.printLine(event)
+            return
+        }
+        var parts = [statistics.isPaused ? "paused" : "rec", formatClock(statistics.duration.seconds), formatBytes(statistics.bytes),
+                     String(format: "%.1f fps", fps), "dropped \(statistics.dropped)", String(format: "%.2f Mb/s", bitRate / 1e6)]
+        var left: [String] = []
+        if let duration = remaining.duration { left.append(formatClock(duration)) }
+        if let size = remaining.size { left.append(formatBytes(size)) }
+        if !left.isEmpty { parts.append("left " + left.joined(separator: " / ")) }
+        lock.withLock {
+            // \r and erase-to-end: the line refreshes in place.
+            fputs("\r\u{1B}[K" + parts.joined(separator: "  "), stdout)
+            fflush(stdout)
+            lineShown = true
+        }
+    }
+
+    func paused(path: String, statistics: RecordingStatistics) {
+        emit(StateEvent(event: "paused", time: Self.timestamp(), file: path, duration: statistics.duration.seconds)) { "paused \(path) at \(formatClock(statistics.duration.seconds))" }
+    }
+
+    func resumed(path: String, statistics: RecordingStatistics) {
+        emit(StateEvent(event: "resumed", time: Self.timestamp(), file: path, duration: statistics.duration.seconds)) { "resumed \(path)" }
+    }
+
+    func segment(_ file: RecordedFile, error: RecordingError?) {
+        emit(SegmentEvent(time: Self.timestamp(), file: file.path, index: file.index, duration: file.duration.seconds, bytes: file.bytes,
+                          frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description)) {
+            "wrote \(file.path): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
+        }
+    }
+
+    func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus) {
+        if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
+        emit(FinishedEvent(time: Self.timestamp(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
+                           bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
+                           droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
+                           audioSamples: statistics.audioSamples, error: error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
+                           exitStatus: status.rawValue)) {
+            var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
+            text += "\(formatClock(statistics.duration.seconds)), \(formatBytes(statistics.bytes)), \(statistics.videoFrames) frames, "
+            text += "\(statistics.audioSamples) audio samples, \(statistics.dropped) dropped"
+            return text
+        }
+    }
+
+    /// A second interrupt: the process leaves at once.
+    func interruptedAgain() {
+        let line = style == .json ? "{\"event\":\"interrupted\"}\n" : "\ninterrupted: leaving at once; the file is readable up to its last fragment\n"
+        _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+    }
+
+    // MARK: Output
+
+    private func emit<T: Encodable>(_ event: T, text: () -> String) {
+        if style == .json {
+            try? JSONOutput.printLine(event)
+            return
+        }
+        let line = text()
+        lock.withLock {
+            if lineShown { fputs("\r\u{1B}[K", stdout) }
+            fputs(line + "\n", stdout)
+            fflush(stdout)
+            lineShown = false
+        }
+    }
+
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+        return String(cString: buffer) + String(format: ".%03dZ", now.tv_nsec / 1_000_000)
+    }
+
+    // MARK: Event shapes
+
+    struct StartedEvent: Encodable {
+        struct Input: Encodable {
+            var device: String
+            var name: String
+            var mediaType: String
+            var format: String?
+            var width: Int?
+            var height: Int?
+            var frameRate: Double?
+            var sampleRate: Int?
+            var channels: Int?
+        }
+        var event = "started"
+        var time: String
+        var file: String
+        var inputs: [Input]
+        var maxDuration: Double?
+        var maxSize: Int64?
+        var minFreeSpace: Int64
+    }
+
+    struct Remaining: Encodable {
+        var duration: Double?
+        var size: Int64?
+        var freeSpace: Int64?
+    }
+
+    struct ProgressEvent: Encodable {
+        var event = "progress"
+        var time: String
+        var duration: Double
+        var bytes: Int64
+        var frames: Int
+        var audioSamples: Int
+        var fps: Double
+        var bitRate: Int
+        var dropped: Int
+        var paused: Bool
+        var file: Int
+        var remaining: Remaining
+    }
+
+    struct StateEvent: Encodable {
+        var event: String
+        var time: String
+        var file: String
+        var duration: Double
+    }
+
+    struct SegmentEvent: Encodable {
+        var event = "segment"
+        var time: String
+        var file: String
+        var index: Int
+        var duration: Double
+        var bytes: Int64
+        var frames: Int
+        var audioSamples: Int
+        var complete: Bool
+        var error: String?
+    }
+
+    struct FinishedEvent: Encodable {
+        var event = "finished"
+        var time: String
+        var reason: String
+        var files: [String]
+        var duration: Double
+        var bytes: Int64
+        var frames: Int
+        var dropped: Int
+        var droppedByDevice: Int
+        var droppedByQueue: Int
+        var audioSamples: Int
+        var error: String?
+        var exitStatus: Int32
+    }
+}
+
+extension Double {
+    func rounded(toPlaces places: Int) -> Double {
+        let factor = pow(10, Double(places))
+        return (self * factor).rounded() / factor
+    }
+}
