@@ -61,7 +61,7 @@ public enum V4L2PixelMapping {
             ("AB24", "rgba"), ("XB24", "rgb0"), ("BA24", "argb"), ("BX24", "0rgb"),
             // The deprecated 32-bit formats whose fourth byte is undefined.
             ("BGR4", "bgr0"), ("RGB4", "0rgb"),
-            ("GREY", "gray8"), ("Y10 ", "gray10le"), ("Y12 ", "gray12le"), ("Y16 ", "gray16le"),
+            ("GREY", "gray"), ("Y10 ", "gray10le"), ("Y12 ", "gray12le"), ("Y16 ", "gray16le"),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.map { (code($0.0).code, $0.1) })
     }()
