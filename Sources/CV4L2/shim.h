@@ -7,6 +7,9 @@
 #include <linux/videodev2.h>
 #include <libv4l2.h>
 #include <sys/ioctl.h>
+// The capture loop's stop signal is an eventfd polled along with the device
+// node; Swift's Glibc module leaves <sys/eventfd.h> out, so it comes in here.
+#include <sys/eventfd.h>
 
 static const unsigned long cv4l2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long cv4l2_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
@@ -91,5 +94,17 @@ static const unsigned int cv4l2_CID_FLASH_READY = V4L2_CID_FLASH_READY;
 // Media entity function and interface type of a flash sub-device.
 static const unsigned int cv4l2_MEDIA_ENT_F_FLASH = MEDIA_ENT_F_FLASH;
 static const unsigned int cv4l2_MEDIA_INTF_T_V4L_SUBDEV = MEDIA_INTF_T_V4L_SUBDEV;
+
+
+// Streaming capture (S_FMT, S_PARM, buffer queue). The request numbers are
+// _IOW/_IOWR macros, which Swift cannot import.
+static const unsigned long cv4l2_VIDIOC_S_FMT = VIDIOC_S_FMT;
+static const unsigned long cv4l2_VIDIOC_S_PARM = VIDIOC_S_PARM;
+static const unsigned long cv4l2_VIDIOC_REQBUFS = VIDIOC_REQBUFS;
+static const unsigned long cv4l2_VIDIOC_QUERYBUF = VIDIOC_QUERYBUF;
+static const unsigned long cv4l2_VIDIOC_QBUF = VIDIOC_QBUF;
+static const unsigned long cv4l2_VIDIOC_DQBUF = VIDIOC_DQBUF;
+static const unsigned long cv4l2_VIDIOC_STREAMON = VIDIOC_STREAMON;
+static const unsigned long cv4l2_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 
 #endif

@@ -1,0 +1,318 @@
+import CFFmpeg
+import CV4L2
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A camera as a capture source: a V4L2 node streaming into memory-mapped
+/// buffers. `open()` settles the format (VIDIOC_S_FMT, S_PARM) and maps the
+/// buffers; `run(stop:deliver:)` lends each filled buffer out as a
+/// `VideoSampleBuffer` and queues it again once the last reference to it goes.
+///
+/// Frames are stamped on CLOCK_MONOTONIC whatever clock the driver uses.
+/// Frames the driver flags as broken (or empty) are skipped and counted;
+/// `droppedByDevice` counts those and the frames missing from the driver's
+/// sequence numbers.
+public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
+    public var mediaType: MediaType { .video }
+    public let path: String
+    public let localizedName: String
+    public let modelID: String?
+    /// What was asked for.
+    public let request: CaptureVideoRequest
+
+    private let device: CaptureDevice
+    private let state = Locked(State())
+    /// How many buffers to ask the driver for: enough that frames held briefly
+    /// by outputs do not starve the driver.
+    static let bufferCount: UInt32 = 8
+
+    private struct State {
+        var choice: VideoFormatChoice?
+        var format: CaptureVideoFormat?
+        var queue: V4L2BufferQueue?
+        var gaps = 0
+        var skipped = 0
+        var replacedStamps = 0
+    }
+
+    /// A source for `device`, which must be a V4L2 camera; nothing is opened yet.
+    public init(device: CaptureDevice, request: CaptureVideoRequest = CaptureVideoRequest()) {
+        self.device = device
+        self.path = device.path
+        self.localizedName = device.localizedName
+        self.modelID = device.modelID
+        self.request = request
+    }
+
+    deinit { close() }
+
+    /// The format frames come in, once `open()` has returned.
+    public var videoFormat: CaptureVideoFormat? { state.withLock { $0.format } }
+    public var audioFormat: CaptureAudioFormat? { nil }
+    /// The time per frame the driver settled on, once open; nil when it does not say.
+    public var frameDuration: MediaTime? { videoFormat?.frameDuration }
+    /// The format, size and interval chosen from what the camera offers, once open.
+    public var formatChoice: VideoFormatChoice? { state.withLock { $0.choice } }
+
+    /// Frames lost by the device: sequence gaps plus skipped frames.
+    public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
+    /// Frames the driver returned flagged as erroneous or empty, which were not delivered.
+    public var skippedFrames: Int { state.withLock { $0.skipped } }
+    /// Frames whose driver timestamp was implausible and replaced by the time they were dequeued.
+    public var replacedTimestamps: Int { state.withLock { $0.replacedStamps } }
+
+    // MARK: Opening
+
+    public func open() throws(CaptureError) {
+        close()
+        guard case .v4l2 = device.backend else {
+            throw .device(.notACaptureDevice(path, reason: "not a video capture device (it is a microphone)"))
+        }
+        let formats: [VideoFormat]
+        do {
+            formats = try device.videoFormats(includingConversions: request.useLibv4l2)
+        } catch {
+            throw .device(error)
+        }
+        let choice = try VideoFormatSelection.choose(request, from: formats, device: path)
+
+        let node: V4L2StreamingNode
+        do {
+            node = try V4L2StreamingNode.open(path, throughLibv4l2: choice.throughLibv4l2)
+        } catch {
+            throw .device(DeviceError(opening: path, error, kind: "video device"))
+        }
+        let format = try configure(node, choice)
+        let queue: V4L2BufferQueue
+        do {
+            queue = try V4L2BufferQueue(node: node, count: Self.bufferCount)
+        } catch {
+            throw setupError(error)
+        }
+        state.withLock { state in
+            state = State(choice: choice, format: format, queue: queue)
+        }
+    }
+
+    /// S_FMT and S_PARM for the choice, then G_FMT for what the driver really set.
+    private func configure(_ node: V4L2StreamingNode, _ choice: VideoFormatChoice) throws(CaptureError) -> CaptureVideoFormat {
+        var capability = v4l2_capability()
+        do {
+            try node.request("VIDIOC_QUERYCAP", cv4l2_VIDIOC_QUERYCAP, &capability)
+        } catch {
+            throw .device(DeviceError(opening: path, error, kind: "video device"))
+        }
+        let caps = capability.capabilities & V4L2Capability.hasDeviceCaps != 0 ? capability.device_caps : capability.capabilities
+        if caps & V4L2Capability.videoCapture == 0 {
+            let reason = caps & V4L2Capability.videoCaptureMultiplanar != 0
+                ? "multi-planar capture is not supported" : "not a video capture device"
+            throw .unsupported(path, reason: reason)
+        }
+        if !node.throughLibv4l2, caps & UInt32(V4L2_CAP_STREAMING) == 0 {
+            throw .unsupported(path, reason: "the driver does not stream into buffers (no V4L2_CAP_STREAMING); try libv4l2")
+        }
+
+        var format = v4l2_format()
+        format.type = V4L2BufferQueue.bufferType
+        format.fmt.pix.width = choice.size.width
+        format.fmt.pix.height = choice.size.height
+        format.fmt.pix.pixelformat = choice.captureFourCC.code
+        format.fmt.pix.field = V4L2_FIELD_ANY.rawValue
+        do {
+            try node.request("VIDIOC_S_FMT", cv4l2_VIDIOC_S_FMT, &format)
+        } catch {
+            throw setupError(error)
+        }
+
+        var frameDuration: MediaTime?
+        if let interval = choice.frameInterval {
+            frameDuration = try setInterval(node, interval)
+        }
+
+        do {
+            try node.request("VIDIOC_G_FMT", cv4l2_VIDIOC_G_FMT, &format)
+        } catch {
+            throw setupError(error)
+        }
+        let pix = format.fmt.pix
+        let set = FourCC(code: pix.pixelformat)
+        guard set == choice.captureFourCC, pix.width == choice.size.width, pix.height == choice.size.height else {
+            throw .unsupported(path, reason: "the driver set \(pix.width)x\(pix.height) \(set) when asked for \(choice.size) \(choice.captureFourCC)")
+        }
+        return CaptureVideoFormat(layout: try layout(of: set, width: Int(pix.width), bytesPerLine: Int(pix.bytesperline)),
+                                  width: Int(pix.width), height: Int(pix.height), frameDuration: frameDuration,
+                                  fourcc: set.description)
+    }
+
+    /// VIDIOC_S_PARM; the interval the driver really set, or nil when it does
+    /// not take one (it then runs at its own rate).
+    private func setInterval(_ node: V4L2StreamingNode, _ interval: Fraction) throws(CaptureError) -> MediaTime? {
+        var parameters = v4l2_streamparm()
+        parameters.type = V4L2BufferQueue.bufferType
+        parameters.parm.capture.timeperframe = v4l2_fract(numerator: interval.numerator, denominator: interval.denominator)
+        do {
+            try node.request("VIDIOC_S_PARM", cv4l2_VIDIOC_S_PARM, &parameters)
+        } catch where error.errno == ENOTTY || error.errno == EINVAL {
+            return nil
+        } catch {
+            throw setupError(error)
+        }
+        let capture = parameters.parm.capture
+        guard capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0, capture.timeperframe.denominator != 0 else { return nil }
+        let set = Fraction(capture.timeperframe.numerator, capture.timeperframe.denominator)
+        if let asked = request.framesPerSecond, abs(set.framesPerSecond - asked) > asked * VideoFormatSelection.rateTolerance {
+            throw .unsupported(path, reason: "the driver set \(VideoFormatSelection.rate(set.framesPerSecond)) fps when asked for \(VideoFormatSelection.rate(asked)) fps")
+        }
+        return set.mediaTime
+    }
+
+    private func layout(of fourcc: FourCC, width: Int, bytesPerLine: Int) throws(CaptureError) -> VideoSampleLayout {
+        if let codec = V4L2PixelMapping.codecName(for: fourcc) { return .compressed(codecName: codec) }
+        guard let pixelFormat = V4L2PixelMapping.pixelFormat(for: fourcc) else {
+            throw .unsupported(path, reason: "pixel format \(fourcc) cannot be read (FFmpeg has no equivalent)")
+        }
+        // Rows padded beyond their packed width are reported; packed ones are nil.
+        let packed = Int(av_image_get_linesize(pixelFormat.raw, Int32(width), 0))
+        return .raw(pixelFormat, bytesPerRow: bytesPerLine > 0 && bytesPerLine != packed ? bytesPerLine : nil)
+    }
+
+    /// The error for a failed format or buffer request.
+    private func setupError(_ error: SystemCallError) -> CaptureError {
+        switch error.errno {
+        case EBUSY: return .device(.busy(path, reason: "device is busy: another process is capturing from it"))
+        case ENODEV, ENXIO: return .deviceLost(path)
+        default: return .io(path, error)
+        }
+    }
+
+    // MARK: Capture loop
+
+    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let opened = state.withLock { state in (state.queue, state.format) }
+        guard let queue = opened.0, let format = opened.1 else {
+            return .failed(.source(path, reason: "the device is not open"))
+        }
+        do {
+            try queue.start()
+        } catch {
+            return end(after: error, queue: queue)
+        }
+        defer { queue.stop() }
+
+        var clock = V4L2TimestampClock()
+        var sequences = SequenceGapCounter()
+        let keyframesFlagged: Bool
+        if case .compressed(let codec) = format.layout { keyframesFlagged = codec != "mjpeg" } else { keyframesFlagged = false }
+
+        while true {
+            if stop.isRaised || queue.isClosed { return .stopped }
+            // With every buffer lent out there is nothing for the driver to
+            // fill; wait briefly for one to come back instead of polling the node.
+            let waitOnDevice = queue.queuedCount > 0
+            var entries = [pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
+            if waitOnDevice { entries.append(pollfd(fd: queue.node.fd, events: Int16(POLLIN), revents: 0)) }
+            let ready = Glibc.poll(&entries, nfds_t(entries.count), waitOnDevice ? 1000 : 5)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failed(.io(path, SystemCallError(call: "poll", errno: errno)))
+            }
+            if entries[0].revents != 0 || stop.isRaised { return .stopped }
+            guard waitOnDevice, entries[1].revents != 0 else { continue }
+            let revents = Int32(entries[1].revents)
+            if revents & Int32(POLLNVAL) != 0 {
+                return .failed(.io(path, SystemCallError(call: "poll", errno: EBADF)))
+            }
+
+            var dequeuedAny = false
+            while true {
+                let buffer: V4L2DequeuedBuffer
+                do {
+                    guard let next = try queue.dequeue() else { break }
+                    buffer = next
+                } catch {
+                    return end(after: error, queue: queue)
+                }
+                dequeuedAny = true
+                let lost = sequences.record(buffer.sequence)
+                if buffer.flags & V4L2BufferFlags.error != 0 || buffer.bytesUsed == 0 {
+                    state.withLock { $0.gaps += lost; $0.skipped += 1 }
+                    queue.giveBack(buffer.index)
+                    continue
+                }
+                let now = MonotonicClock.nowNanoseconds()
+                let stamp = clock.monotonicTime(flags: buffer.flags, timestamp: buffer.timestamp,
+                                                monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
+                let replaced = clock.replacedStamps
+                state.withLock { $0.gaps += lost; $0.replacedStamps = replaced }
+                let keyframe = keyframesFlagged ? V4L2BufferFlags.isKeyframe(buffer.flags) : true
+                let sample = VideoSampleBuffer(
+                    storage: queue.lend(buffer), layout: format.layout, width: format.width, height: format.height,
+                    presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale),
+                    duration: format.frameDuration, sequence: sequences.extended, isKeyframe: keyframe)
+                deliver(.video(sample))
+            }
+            // POLLERR with nothing to dequeue: the queue is in error (a
+            // disconnect, a fatal driver error); find out which.
+            if !dequeuedAny, revents & Int32(POLLERR | POLLHUP) != 0 {
+                return end(after: SystemCallError(call: "poll", errno: EIO), queue: queue)
+            }
+        }
+    }
+
+    /// How a failed streaming call ends the loop: a device that went away is
+    /// lost; anything else is a failure naming the call.
+    private func end(after error: SystemCallError, queue: V4L2BufferQueue) -> CaptureEnd {
+        switch error.errno {
+        case ENODEV, ENXIO:
+            return .deviceLost(path)
+        case EIO where isGone(queue.node):
+            return .deviceLost(path)
+        case EPIPE:
+            return .endOfInput
+        case EBADF where queue.isClosed:
+            return .stopped
+        case EBUSY:
+            return .failed(.device(.busy(path, reason: "device is busy: another process is capturing from it")))
+        default:
+            return .failed(.io(path, error))
+        }
+    }
+
+    /// Whether the node is gone: removed, or refusing even VIDIOC_QUERYCAP
+    /// (a driver that unregistered it answers ENODEV).
+    private func isGone(_ node: V4L2StreamingNode) -> Bool {
+        if access(path, F_OK) != 0 { return true }
+        var capability = v4l2_capability()
+        do {
+            try node.request("VIDIOC_QUERYCAP", cv4l2_VIDIOC_QUERYCAP, &capability)
+            return false
+        } catch {
+            return error.errno == ENODEV || error.errno == ENXIO || error.errno == EIO
+        }
+    }
+
+    /// Stops streaming and releases the device. Frames still held elsewhere
+    /// stay readable; their buffers are simply not queued again.
+    public func close() {
+        let queue = state.withLock { state -> V4L2BufferQueue? in
+            defer { state.queue = nil }
+            return state.queue
+        }
+        queue?.close()
+    }
+}
+
+/// The `v4l2_buffer.flags` bits the capture loop reads.
+enum V4L2BufferFlags {
+    static let keyframe: UInt32 = 0x0000_0008
+    static let predictedFrame: UInt32 = 0x0000_0010
+    static let bidirectionalFrame: UInt32 = 0x0000_0020
+    static let error: UInt32 = 0x0000_0040
+
+    /// Whether a compressed frame of a codec with inter frames (H.264,
+    /// HEVC …) decodes on its own, as the driver flags it.
+    static func isKeyframe(_ flags: UInt32) -> Bool {
+        flags & keyframe != 0
+    }
+}
