@@ -92,4 +92,8 @@ static const unsigned int cv4l2_CID_FLASH_READY = V4L2_CID_FLASH_READY;
 static const unsigned int cv4l2_MEDIA_ENT_F_FLASH = MEDIA_ENT_F_FLASH;
 static const unsigned int cv4l2_MEDIA_INTF_T_V4L_SUBDEV = MEDIA_INTF_T_V4L_SUBDEV;
 
+// The capture loops' stop signal is an eventfd polled with the device;
+// Glibc's Swift module does not carry sys/eventfd.h.
+#include <sys/eventfd.h>
+
 #endif

@@ -1,3 +1,4 @@
+import CV4L2
 #if canImport(Glibc)
 import Glibc
 #endif
