@@ -7,9 +7,6 @@
 #include <linux/videodev2.h>
 #include <libv4l2.h>
 #include <sys/ioctl.h>
-// The capture loop's stop signal is an eventfd polled along with the device
-// node; Swift's Glibc module leaves <sys/eventfd.h> out, so it comes in here.
-#include <sys/eventfd.h>
 
 static const unsigned long cv4l2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long cv4l2_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;

@@ -32,6 +32,13 @@ public final class CaptureSession: @unchecked Sendable {
         lock.withLock { if !running && !outputs.contains(where: { $0 === output }) { outputs.append(output) } }
     }
 
+    /// Whether `device` can deliver video for `preset`: a size the preset
+    /// needs among the device's real formats.
+    public static func canSetSessionPreset(_ preset: SessionPreset, for device: CaptureDevice) -> Bool {
+        guard device.mediaType == .video, let formats = try? device.videoFormats() else { return false }
+        return VideoFormatSelection.supports(preset: preset, in: formats)
+    }
+
     /// Opens every input, tells the outputs, and starts a capture thread per
     /// input. Throws the first input's error, with nothing left running.
     public func startRunning() throws(CaptureError) {

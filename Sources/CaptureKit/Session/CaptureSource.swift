@@ -1,4 +1,3 @@
-import CV4L2
 #if canImport(Glibc)
 import Glibc
 #endif

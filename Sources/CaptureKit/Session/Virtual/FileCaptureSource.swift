@@ -1,0 +1,343 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A camera that replays the first video track of a file: anything
+/// libavformat reads (Y4M, raw `.mjpeg`, MP4, Matroska …).
+///
+/// MJPEG, H.264 and HEVC frames are delivered as they are stored, compressed
+/// (so they can be written without re-encoding, as a camera's are); raw
+/// frames from Y4M and raw video files are delivered in the demuxer's own
+/// memory, uncopied; any other codec is decoded and delivered raw in the
+/// decoder's pixel format.
+///
+/// The first frame is stamped with the time `run` began on CLOCK_MONOTONIC,
+/// each later one that time plus its distance from the first in the file;
+/// a track without timestamps runs at its frame rate (25 fps when it has
+/// none). In real time a frame is delivered no earlier than its stamp;
+/// otherwise as fast as the file is read. The end of the file ends the
+/// capture with `.endOfInput`.
+public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
+    public let mediaType = MediaType.video
+    /// The file, as given.
+    public let path: String
+    public let localizedName: String
+    /// The container's name, once open (`YUV4MPEG pipe`, `QuickTime / MOV` …).
+    public private(set) var modelID: String?
+    public private(set) var videoFormat: CaptureVideoFormat?
+    public let audioFormat: CaptureAudioFormat? = nil
+    public let request: CaptureVideoRequest
+    public let realtime: Bool
+    /// A file loses no frames.
+    public let droppedByDevice = 0
+
+    /// The frame rate of a track that states none.
+    public static let defaultFramesPerSecond = 25.0
+
+    private enum Delivery {
+        /// Packets as they are, compressed.
+        case compressed(codecName: String)
+        /// Packets that are packed raw images of `frameSize` bytes.
+        case rawPackets(PixelFormat, frameSize: Int)
+        /// Frames out of a decoder.
+        case decoded(Decoder)
+    }
+
+    private var file: MediaFile?
+    private var delivery: Delivery?
+    private var streamIndex: Int32 = -1
+    private var timeBase = AVRational(num: 1, den: 1)
+    private var frameDuration: (numerator: Int64, denominator: Int64) = (1, 25)
+    private var isIntraOnly = false
+    private let packets = PacketLender()
+    private let frames = FrameLender()
+    /// Packed copies of decoded multi-plane frames.
+    private var copies: RecyclingBufferPool?
+
+    /// A source replaying `path`. A request may only ask for what the file
+    /// has: its frame size, its pixel format or codec (a libavutil name, a
+    /// fourcc such as YUYV or MJPG, or a codec name), its frame rate.
+    public init(path: String, request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
+        self.path = path
+        self.request = request
+        self.realtime = realtime
+        localizedName = VirtualDevice.file(path: path).localizedName
+    }
+
+    // MARK: Opening
+
+    public func open() throws(CaptureError) {
+        let file: MediaFile
+        do { file = try MediaFile(path: path) } catch { throw Self.captureError(error, path: path) }
+        let streams = file.streams
+        guard let index = streams.firstIndex(where: {
+            $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+        }) else { throw .source(path, reason: "the file has no video track") }
+        for (other, stream) in streams.enumerated() where other != index { stream.pointee.discard = AVDISCARD_ALL }
+        let stream = streams[index]
+        let parameters = stream.pointee.codecpar.pointee
+        let width = Int(parameters.width), height = Int(parameters.height)
+        guard width > 0, height > 0 else { throw .source(path, reason: "the video track states no frame size") }
+        let codecName = String(cString: avcodec_get_name(parameters.codec_id))
+        let demuxer = String(cString: file.context.pointee.iformat.pointee.name)
+
+        let delivery: Delivery
+        let layout: VideoSampleLayout
+        let fourcc: String
+        switch parameters.codec_id {
+        case AV_CODEC_ID_MJPEG, AV_CODEC_ID_H264, AV_CODEC_ID_HEVC:
+            delivery = .compressed(codecName: codecName)
+            layout = .compressed(codecName: codecName)
+            fourcc = VirtualPixelFormat.fourcc(forCodec: codecName)
+        default:
+            let stated = PixelFormat(raw: AVPixelFormat(parameters.format))
+            if parameters.codec_id == AV_CODEC_ID_RAWVIDEO, ["yuv4mpegpipe", "rawvideo"].contains(demuxer),
+               parameters.format >= 0, let size = stated.imageSize(width: width, height: height) {
+                delivery = .rawPackets(stated, frameSize: size)
+                layout = .raw(stated, bytesPerRow: nil)
+                fourcc = VirtualPixelFormat.fourcc(for: stated)
+            } else {
+                let decoder: Decoder
+                do { decoder = try Decoder(stream: stream, path: path) } catch { throw Self.captureError(error, path: path) }
+                let format = parameters.format >= 0 ? stated : PixelFormat(raw: decoder.context.pointee.pix_fmt)
+                guard format.raw != AV_PIX_FMT_NONE else { throw .source(path, reason: "the \(codecName) track states no pixel format") }
+                delivery = .decoded(decoder)
+                layout = .raw(format, bytesPerRow: nil)
+                fourcc = VirtualPixelFormat.fourcc(for: format)
+            }
+        }
+
+        let rate = [stream.pointee.r_frame_rate, stream.pointee.avg_frame_rate].first { $0.num > 0 && $0.den > 0 }
+        let duration = rate.map { (numerator: Int64($0.den), denominator: Int64($0.num)) }
+            ?? SampleClock.frameDuration(framesPerSecond: Self.defaultFramesPerSecond)
+        try check(width: width, height: height, codecName: codecName, layout: layout, fourcc: fourcc,
+                  framesPerSecond: Double(duration.denominator) / Double(duration.numerator))
+
+        let descriptor = avcodec_descriptor_get(parameters.codec_id)
+        isIntraOnly = descriptor.map { $0.pointee.props & Int32(AV_CODEC_PROP_INTRA_ONLY) != 0 } ?? false
+        self.file = file
+        self.delivery = delivery
+        streamIndex = Int32(index)
+        timeBase = stream.pointee.time_base
+        frameDuration = duration
+        modelID = file.context.pointee.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer
+        videoFormat = CaptureVideoFormat(
+            layout: layout, width: width, height: height,
+            frameDuration: MediaTime(value: duration.numerator, timescale: Int32(clamping: duration.denominator)), fourcc: fourcc)
+    }
+
+    /// Refuses a request for anything the file does not have.
+    private func check(width: Int, height: Int, codecName: String, layout: VideoSampleLayout, fourcc: String,
+                       framesPerSecond: Double) throws(CaptureError) {
+        if let askedWidth = request.width ?? request.preset?.requiredSize?.width,
+           let askedHeight = request.height ?? request.preset?.requiredSize?.height,
+           askedWidth != width || askedHeight != height {
+            throw .unsupported(path, reason: "the file's frames are \(width)x\(height), not \(askedWidth)x\(askedHeight); a file is replayed at its own size")
+        }
+        if let asked = request.pixelFormat {
+            let matches: Bool
+            switch layout {
+            case .compressed: matches = [codecName, fourcc].contains { $0.lowercased() == asked.lowercased() }
+            case .raw(let format, _): matches = VirtualPixelFormat.pixelFormat(named: asked) == format
+            }
+            if !matches { throw .unsupported(path, reason: "the file's frames are \(fourcc == codecName.uppercased() ? codecName : "\(fourcc) (\(codecName))"), not \(asked)") }
+        }
+        if let asked = request.framesPerSecond, abs(asked - framesPerSecond) > 0.01 {
+            throw .unsupported(path, reason: "the file runs at \(framesPerSecond) frames per second, not \(asked)")
+        }
+    }
+
+    /// A capture error for a file that could not be opened, naming the file.
+    static func captureError(_ error: PlaybackError, path: String) -> CaptureError {
+        switch error {
+        case .noSuchFile: return .device(.noSuchDevice(path, reason: "no such file to replay"))
+        case .permissionDenied: return .device(.permissionDenied(path, reason: "this user may not read the file"))
+        case .notAFile: return .device(.notACaptureDevice(path, reason: "not a regular file, so it cannot be replayed"))
+        default:
+            let text = error.description
+            let prefix = path + ": "
+            return .source(path, reason: text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text)
+        }
+    }
+
+    public func close() {
+        delivery = nil
+        file = nil
+        copies = nil
+    }
+
+    // MARK: Capture
+
+    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        guard let file, let delivery, let format = videoFormat else { return .failed(.source(path, reason: "the source is not open")) }
+        guard let packet = av_packet_alloc() else { return .failed(.source(path, reason: "out of memory")) }
+        defer {
+            var pointer: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&pointer)
+        }
+        var timing = Timing(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
+        var frame: UnsafeMutablePointer<AVFrame>?
+        defer { av_frame_free(&frame) }
+        if case .decoded(let decoder) = delivery {
+            avcodec_flush_buffers(decoder.context)
+            frame = av_frame_alloc()
+            guard frame != nil else { return .failed(.source(path, reason: "out of memory")) }
+        }
+
+        while true {
+            if stop.isRaised { return .stopped }
+            let status = av_read_frame(file.context, packet)
+            let ended = status == cffmpeg_AVERROR_EOF
+            if status < 0, !ended {
+                return .failed(.source(path, reason: "reading failed: \(FFmpegError(call: "av_read_frame", code: status).reason)"))
+            }
+            if !ended, packet.pointee.stream_index != streamIndex || packet.pointee.size <= 0 {
+                av_packet_unref(packet)
+                continue
+            }
+            switch delivery {
+            case .compressed(let codecName):
+                if ended { return .endOfInput }
+                let stamp = timing.stamp(pts: packet.pointee.pts, dts: packet.pointee.dts)
+                let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0 || isIntraOnly
+                if let end = pace(stamp, stop: stop, packet: packet) { return end }
+                guard let storage = packets.lend(moving: packet) else { return .failed(.source(path, reason: "out of memory")) }
+                deliver(.video(VideoSampleBuffer(
+                    storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
+                    presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: isKeyframe)))
+            case .rawPackets(let pixelFormat, let frameSize):
+                if ended { return .endOfInput }
+                guard Int(packet.pointee.size) >= frameSize else {
+                    av_packet_unref(packet)
+                    return .failed(.source(path, reason: "a frame is cut short: \(packet.pointee.size) of its \(frameSize) bytes"))
+                }
+                let stamp = timing.stamp(pts: packet.pointee.pts, dts: packet.pointee.dts)
+                if let end = pace(stamp, stop: stop, packet: packet) { return end }
+                guard let storage = packets.lend(moving: packet, count: frameSize) else { return .failed(.source(path, reason: "out of memory")) }
+                deliver(.video(VideoSampleBuffer(
+                    storage: storage, layout: .raw(pixelFormat, bytesPerRow: nil), width: format.width, height: format.height,
+                    presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence)))
+            case .decoded(let decoder):
+                let sent = avcodec_send_packet(decoder.context, ended ? nil : packet)
+                av_packet_unref(packet)
+                if sent < 0, sent != cffmpeg_AVERROR_EOF {
+                    return .failed(.source(path, reason: "decoding failed: \(FFmpegError(call: "avcodec_send_packet", code: sent).reason)"))
+                }
+                while true {
+                    let received = avcodec_receive_frame(decoder.context, frame)
+                    if received == cffmpeg_AVERROR_EAGAIN { break }
+                    if received == cffmpeg_AVERROR_EOF { return .endOfInput }
+                    if received < 0 {
+                        return .failed(.source(path, reason: "decoding failed: \(FFmpegError(call: "avcodec_receive_frame", code: received).reason)"))
+                    }
+                    if let end = deliverDecoded(frame!, timing: &timing, stop: stop, deliver: deliver) { return end }
+                }
+                if ended { return .endOfInput }
+            }
+        }
+    }
+
+    /// In real time, waits for a sample's stamp; returns how capture ends if
+    /// stopping was asked meanwhile (dropping the packet).
+    private func pace(_ stamp: Timing.Stamp, stop: CaptureStopSignal, packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
+        guard realtime, stop.wait(untilNanoseconds: stamp.due) else { return nil }
+        if let packet { av_packet_unref(packet) }
+        return .stopped
+    }
+
+    /// Delivers a decoded frame: single-plane images in the decoder's memory,
+    /// others packed into a pooled buffer.
+    private func deliverDecoded(_ frame: UnsafeMutablePointer<AVFrame>, timing: inout Timing, stop: CaptureStopSignal,
+                                deliver: (SampleBuffer) -> Void) -> CaptureEnd? {
+        defer { av_frame_unref(frame) }
+        let stamp = timing.stamp(pts: frame.pointee.best_effort_timestamp, dts: cffmpeg_AV_NOPTS_VALUE)
+        let pixelFormat = PixelFormat(raw: AVPixelFormat(frame.pointee.format))
+        let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+        guard let packedSize = pixelFormat.imageSize(width: width, height: height) else {
+            return .failed(.source(path, reason: "a decoded \(width)x\(height) \(pixelFormat) frame is not possible"))
+        }
+        if let end = pace(stamp, stop: stop, packet: nil) { return end }
+        let storage: SampleStorage
+        var bytesPerRow: Int?
+        let stride = Int(frame.pointee.linesize.0)
+        if av_pix_fmt_count_planes(pixelFormat.raw) == 1, stride > 0, frame.pointee.buf.0 != nil {
+            guard let lent = frames.lend(moving: frame, count: stride * height) else { return .failed(.source(path, reason: "out of memory")) }
+            storage = lent
+            if stride * height != packedSize { bytesPerRow = stride }
+        } else {
+            if copies == nil || copies!.bufferSize != packedSize {
+                copies = RecyclingBufferPool(bufferSize: packedSize, maximumCount: 16)
+            }
+            let pool = copies!
+            guard let buffer = pool.take() ?? pool.waitForBuffer(stop: stop) else { return .stopped }
+            let copied = withUnsafePointer(to: &frame.pointee.data) { data in
+                withUnsafePointer(to: &frame.pointee.linesize) { lines in
+                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                            av_image_copy_to_buffer(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(packedSize),
+                                                    planes, strides, pixelFormat.raw, Int32(width), Int32(height), 1)
+                        }
+                    }
+                }
+            }
+            guard copied >= 0 else {
+                pool.recycle(buffer)
+                return .failed(.source(path, reason: "a decoded frame could not be copied: \(FFmpegError(call: "av_image_copy_to_buffer", code: copied).reason)"))
+            }
+            storage = pool.lend(buffer, count: packedSize)
+        }
+        deliver(.video(VideoSampleBuffer(
+            storage: storage, layout: .raw(pixelFormat, bytesPerRow: bytesPerRow), width: width, height: height,
+            presentationTime: stamp.time, duration: videoFormat?.frameDuration, sequence: timing.sequence)))
+        return nil
+    }
+}
+
+/// The stamps of a file's frames on CLOCK_MONOTONIC: the first frame at
+/// `start`, each later one at `start` plus its distance from the first.
+/// Frames without a timestamp follow the previous one by a frame duration
+/// (all of them do in a track without timestamps).
+private struct Timing {
+    struct Stamp {
+        /// The frame's presentation time.
+        let time: MediaTime
+        /// When it may be delivered: its stamp, or a later one's where frames are reordered.
+        let due: Int64
+    }
+
+    let start: Int64
+    let timeBase: AVRational
+    let frameDuration: (numerator: Int64, denominator: Int64)
+    private var first: Int64?
+    private var previous: Int64?
+    private var latestDue: Int64 = .min
+    /// The number of the frame last stamped.
+    private(set) var sequence: UInt64 = 0
+    private var count: UInt64 = 0
+
+    init(start: Int64, timeBase: AVRational, frameDuration: (numerator: Int64, denominator: Int64)) {
+        self.start = start
+        self.timeBase = timeBase
+        self.frameDuration = frameDuration
+    }
+
+    mutating func stamp(pts: Int64, dts: Int64) -> Stamp {
+        let stated = pts != cffmpeg_AV_NOPTS_VALUE ? pts : dts
+        var offset: Int64
+        if stated != cffmpeg_AV_NOPTS_VALUE {
+            if first == nil { first = stated }
+            offset = av_rescale_q(stated - first!, timeBase, AVRational(num: 1, den: MonotonicClock.timescale))
+        } else if let previous {
+            offset = previous + SampleClock(start: 0, numerator: frameDuration.numerator, denominator: frameDuration.denominator).nanoseconds(at: 1)
+        } else {
+            offset = 0
+        }
+        previous = offset
+        sequence = count
+        count += 1
+        let time = start + offset
+        latestDue = max(latestDue, time)
+        return Stamp(time: MediaTime(value: time, timescale: MonotonicClock.timescale), due: latestDue)
+    }
+}

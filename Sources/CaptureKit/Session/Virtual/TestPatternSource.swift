@@ -1,0 +1,136 @@
+import Synchronization
+
+/// A camera that needs no hardware: moving colour bars, a bouncing box and
+/// a frame counter, drawn at the asked size, rate and pixel format.
+///
+/// Frame `n` is stamped `start + n × frameDuration` on CLOCK_MONOTONIC,
+/// where `start` is when `run` began. In real time a frame is delivered no
+/// earlier than its stamp, like a camera's; otherwise frames come as fast
+/// as they are drawn, stamped the same way (for tests and benchmarks).
+/// Frame memory comes from a small pool and is reused once the samples
+/// holding it are released. When the consumer holds every buffer, a
+/// real-time source loses the frame as a camera would (counted in
+/// `droppedByDevice`, leaving a gap in `sequence`); one that is not real
+/// time waits for a buffer instead.
+public final class TestPatternSource: CaptureSource, @unchecked Sendable {
+    public let mediaType = MediaType.video
+    public let path: String
+    public let localizedName: String
+    public let modelID: String? = nil
+    public private(set) var videoFormat: CaptureVideoFormat?
+    public let audioFormat: CaptureAudioFormat? = nil
+    /// What was asked for.
+    public let request: CaptureVideoRequest
+    /// Whether frames are paced in real time.
+    public let realtime: Bool
+
+    /// The size without a request or preset that says otherwise.
+    public static let defaultSize = (width: 640, height: 480)
+    /// The size of the `high` and `photo` presets.
+    public static let largestSize = (width: 1920, height: 1080)
+    public static let defaultFramesPerSecond = 30.0
+    /// Buffers the pool makes at most: frames the consumer can hold at once.
+    static let poolLimit = 16
+
+    private var renderer: TestPatternRenderer?
+    private var pool: RecyclingBufferPool?
+    private var frameDuration = (numerator: Int64(1), denominator: Int64(30))
+    private let dropped = Atomic<Int>(0)
+
+    /// A test pattern for `request`: its size, or its preset's (`high` and
+    /// `photo` give 1920x1080), else 640x480; its rate, else 30 fps; its
+    /// pixel format (a libavutil name, or the fourcc YU12, NV12, YUYV or
+    /// RGB3), else yuv420p.
+    public init(request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
+        self.request = request
+        self.realtime = realtime
+        path = VirtualDevice.testPattern.specifier
+        localizedName = VirtualDevice.testPattern.localizedName
+    }
+
+    public var droppedByDevice: Int { dropped.load(ordering: .relaxed) }
+
+    public func open() throws(CaptureError) {
+        let size = try Self.size(for: request, device: path)
+        let rate = request.framesPerSecond ?? Self.defaultFramesPerSecond
+        guard rate.isFinite, rate > 0, rate <= 1000 else {
+            throw .unsupported(path, reason: "\(rate) frames per second is not possible; the test pattern runs at up to 1000")
+        }
+        var format = PixelFormat.yuv420p
+        if let name = request.pixelFormat {
+            guard let named = VirtualPixelFormat.pixelFormat(named: name),
+                  VirtualPixelFormat.drawable.contains(where: { $0.format == named }) else {
+                throw .unsupported(path, reason: "the test pattern is not drawn in \(name); it is drawn in "
+                                   + VirtualPixelFormat.drawable.map { "\($0.format) (\($0.fourcc))" }.joined(separator: ", "))
+            }
+            format = named
+        }
+        guard let renderer = TestPatternRenderer(width: size.width, height: size.height, format: format) else {
+            throw .unsupported(path, reason: "\(format) needs an even width and height, not \(size.width)x\(size.height)")
+        }
+        frameDuration = SampleClock.frameDuration(framesPerSecond: rate)
+        self.renderer = renderer
+        pool = RecyclingBufferPool(bufferSize: renderer.frameSize, maximumCount: Self.poolLimit)
+        videoFormat = CaptureVideoFormat(
+            layout: .raw(format, bytesPerRow: nil), width: size.width, height: size.height,
+            frameDuration: MediaTime(value: frameDuration.numerator, timescale: Int32(clamping: frameDuration.denominator)),
+            fourcc: VirtualPixelFormat.fourcc(for: format))
+    }
+
+    /// The frame size a request asks of a virtual camera.
+    static func size(for request: CaptureVideoRequest, device: String) throws(CaptureError) -> (width: Int, height: Int) {
+        var size = defaultSize
+        if let preset = request.preset {
+            size = preset.targetSize ?? largestSize
+        }
+        switch (request.width, request.height) {
+        case (let width?, let height?): size = (width, height)
+        case (nil, nil): break
+        default: throw .unsupported(device, reason: "give both a width and a height, or neither")
+        }
+        guard (16...7680).contains(size.width), (16...4320).contains(size.height) else {
+            throw .unsupported(device, reason: "a \(size.width)x\(size.height) frame is not possible; sizes run from 16x16 to 7680x4320")
+        }
+        return size
+    }
+
+    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        guard let renderer, let pool, let format = videoFormat else {
+            return .failed(.unsupported(path, reason: "the source is not open"))
+        }
+        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: frameDuration.numerator,
+                                denominator: frameDuration.denominator)
+        var index: Int64 = 0
+        while !stop.isRaised {
+            let stamp = clock.nanoseconds(at: index)
+            var taken = pool.take()
+            if taken == nil {
+                if realtime {
+                    // Every buffer is out: the frame is lost, as a camera loses it.
+                    if stop.wait(untilNanoseconds: stamp) { break }
+                    dropped.add(1, ordering: .relaxed)
+                    index += 1
+                    continue
+                }
+                taken = pool.waitForBuffer(stop: stop)
+            }
+            guard let buffer = taken else { break }
+            renderer.render(frame: index, into: buffer)
+            if realtime, stop.wait(untilNanoseconds: stamp) {
+                pool.recycle(buffer)
+                break
+            }
+            deliver(.video(VideoSampleBuffer(
+                storage: pool.lend(buffer, count: renderer.frameSize), layout: format.layout, width: format.width,
+                height: format.height, presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale),
+                duration: format.frameDuration, sequence: UInt64(index))))
+            index += 1
+        }
+        return .stopped
+    }
+
+    public func close() {
+        renderer = nil
+        pool = nil
+    }
+}

@@ -1,0 +1,118 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A microphone that needs no hardware: a sine tone at −6 dBFS, signed
+/// 16-bit interleaved, in 20 ms buffers.
+///
+/// The buffer that starts at frame `k` is stamped `start + k / sampleRate`
+/// on CLOCK_MONOTONIC, where `start` is when `run` began, and its samples
+/// are the sine at those instants, so the phase runs on unbroken from one
+/// buffer to the next. In real time a buffer is delivered no earlier than
+/// the time of its last frame has come, as a sound card delivers it;
+/// otherwise buffers come as fast as they are computed.
+public final class TestToneSource: CaptureSource, @unchecked Sendable {
+    public let mediaType = MediaType.audio
+    public let path: String
+    public let localizedName: String
+    public let modelID: String? = nil
+    public let videoFormat: CaptureVideoFormat? = nil
+    public private(set) var audioFormat: CaptureAudioFormat?
+    /// The tone's frequency in hertz.
+    public let frequency: Double
+    public let request: CaptureAudioRequest
+    public let realtime: Bool
+
+    public static let defaultSampleRate = 48000
+    public static let defaultChannels = 2
+    /// The tone's peak: −6 dBFS of a signed 16-bit sample.
+    public static let amplitude = 32767 * pow(10, -6.0 / 20)
+    /// Buffers per second (20 ms each).
+    static let buffersPerSecond = 50
+    static let poolLimit = 32
+
+    private var pool: RecyclingBufferPool?
+    private let dropped = Atomic<Int>(0)
+
+    /// A tone of `frequency` hertz at the request's rate (8000 to 192000
+    /// Hz, else 48000) and channel count (1 or 2, else 2).
+    public init(frequency: Double = VirtualDevice.defaultToneFrequency, request: CaptureAudioRequest = CaptureAudioRequest(),
+                realtime: Bool = true) {
+        self.frequency = frequency
+        self.request = request
+        self.realtime = realtime
+        let device = VirtualDevice.testTone(frequency: frequency)
+        path = device.specifier
+        localizedName = device.localizedName
+    }
+
+    /// Audio frames lost because the consumer held every buffer.
+    public var droppedByDevice: Int { dropped.load(ordering: .relaxed) }
+
+    public func open() throws(CaptureError) {
+        let rate = request.sampleRate ?? Self.defaultSampleRate
+        let channels = request.channels ?? Self.defaultChannels
+        guard (8000...192000).contains(rate), rate % Self.buffersPerSecond == 0 else {
+            throw .unsupported(path, reason: "the test tone is not made at \(rate) Hz; it is made at 8000 to 192000 Hz, such as 48000")
+        }
+        guard channels == 1 || channels == 2 else {
+            throw .unsupported(path, reason: "the test tone has 1 or 2 channels, not \(channels)")
+        }
+        guard frequency.isFinite, frequency > 0, frequency < Double(rate) / 2 else {
+            throw .unsupported(path, reason: "a \(frequency) Hz tone cannot be sampled at \(rate) Hz; it must lie below \(rate / 2) Hz")
+        }
+        audioFormat = CaptureAudioFormat(sampleFormat: .s16, sampleRate: rate, channels: channels)
+        pool = RecyclingBufferPool(bufferSize: rate / Self.buffersPerSecond * channels * 2, maximumCount: Self.poolLimit)
+    }
+
+    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        guard let pool, let format = audioFormat else { return .failed(.unsupported(path, reason: "the source is not open")) }
+        let rate = format.sampleRate
+        let chunk = rate / Self.buffersPerSecond
+        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: 1, denominator: Int64(rate))
+        var first: Int64 = 0
+        while !stop.isRaised {
+            let due = clock.nanoseconds(at: first + Int64(chunk))
+            var taken = pool.take()
+            if taken == nil {
+                if realtime {
+                    if stop.wait(untilNanoseconds: due) { break }
+                    dropped.add(chunk, ordering: .relaxed)
+                    first += Int64(chunk)
+                    continue
+                }
+                taken = pool.waitForBuffer(stop: stop)
+            }
+            guard let buffer = taken else { break }
+            fill(buffer, first: first, frames: chunk, channels: format.channels, rate: rate)
+            if realtime, stop.wait(untilNanoseconds: due) {
+                pool.recycle(buffer)
+                break
+            }
+            deliver(.audio(AudioSampleBuffer(
+                storage: pool.lend(buffer, count: chunk * format.channels * 2), format: .s16, channels: format.channels,
+                sampleRate: rate, frameCount: chunk, presentationTime: clock.time(at: first))))
+            first += Int64(chunk)
+        }
+        return .stopped
+    }
+
+    /// The sine for frames `first ..< first + frames`, each frame's value in every channel.
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer, first: Int64, frames: Int, channels: Int, rate: Int) {
+        let samples = buffer.bindMemory(to: Int16.self)
+        let cycles = frequency / Double(rate)
+        // The phase at the first frame, in cycles, reduced first so that it keeps its precision over long runs.
+        let wholeSeconds = first / Int64(rate)
+        let start = (frequency * Double(wholeSeconds)).truncatingRemainder(dividingBy: 1)
+            + Double(first % Int64(rate)) * cycles
+        for frame in 0..<frames {
+            let value = Int16((Self.amplitude * sin(2 * Double.pi * (start + Double(frame) * cycles))).rounded())
+            for channel in 0..<channels { samples[frame * channels + channel] = value }
+        }
+    }
+
+    public func close() {
+        pool = nil
+    }
+}
