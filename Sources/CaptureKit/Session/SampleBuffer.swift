@@ -101,8 +101,11 @@ public final class AudioSampleBuffer: @unchecked Sendable {
     }
 
     public var bytes: UnsafeRawBufferPointer { storage.bytes }
-    /// How long the buffer plays.
-    public var duration: MediaTime { MediaTime(value: Int64(frameCount), timescale: Int32(sampleRate)) }
+    /// How long the buffer plays, in nanoseconds like the capture clock
+    /// (so that times add up without a common timescale beyond 32 bits).
+    public var duration: MediaTime {
+        MediaTime(value: Int64(frameCount), timescale: Int32(sampleRate)).converted(toTimescale: MonotonicClock.timescale)
+    }
 }
 
 /// A sample from a capture source.

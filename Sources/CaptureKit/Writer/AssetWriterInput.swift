@@ -368,7 +368,10 @@ public final class AssetWriterInput: @unchecked Sendable {
             guard let encoder = audioEncoder else {
                 throw .invalidState(mediaType == .audio ? "this input takes compressed samples (passthrough)" : "this input takes frames, not audio")
             }
-            let span = MediaTime(value: Int64(count), timescale: Int32(sampleRate))
+            // On the samples' clock: nanosecond capture stamps plus a span in
+            // 1/rate units would need a common timescale beyond 32 bits.
+            var span = MediaTime(value: Int64(count), timescale: Int32(sampleRate))
+            if presentationTime.isNumeric, presentationTime.timescale > span.timescale { span = span.converted(toTimescale: presentationTime.timescale) }
             guard let (skip, time, keep) = try writer.placement(forSource: presentationTime, duration: span) else { return }
             let skipSamples = Int(skip.converted(toTimescale: Int32(sampleRate)).value)
             let keepSamples = Int(keep.converted(toTimescale: Int32(sampleRate)).value)

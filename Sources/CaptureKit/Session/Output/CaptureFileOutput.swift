@@ -468,7 +468,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
                 }
                 if file.sessionStart != nil { file.videoFrames += 1 }
-                let end = video.presentationTime + (video.duration ?? .zero)
+                let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
                 if file.sessionStart != nil, file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
@@ -635,7 +635,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
         // Duration: the cut falls exactly at the limit, between frames.
         if maxRecordedDuration.isNumeric, let start = file.sessionStart {
-            let limitTime = start + (maxRecordedDuration - closedDuration - file.closedDuration)
+            let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
             if time >= limitTime {
                 stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
                 return
@@ -656,7 +656,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             return
         }
         if segmentDuration.isNumeric, let start = file.sessionStart {
-            let segmentEnd = start + (segmentDuration - file.closedDuration)
+            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
             if time >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
         }
     }
@@ -699,6 +699,12 @@ public final class MovieFileOutput: CaptureFileOutput, @unchecked Sendable {}
 /// Ogg/Opus), like AVCaptureAudioFileOutput.
 public final class AudioFileOutput: CaptureFileOutput, @unchecked Sendable {
     public override var recordedMediaTypes: Set<MediaType> { [.audio] }
+}
+
+extension MediaTime {
+    /// The time on the capture clock's nanosecond timescale, so that sums
+    /// with capture stamps stay exact and representable.
+    var nanoseconds: MediaTime { isNumeric ? converted(toTimescale: MonotonicClock.timescale) : self }
 }
 
 private func cffmpegNegated(_ code: Int32) -> Int32 { -code }

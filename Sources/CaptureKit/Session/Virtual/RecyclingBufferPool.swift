@@ -1,4 +1,3 @@
-import CV4L2
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,20 +13,30 @@ final class RecyclingBufferPool: @unchecked Sendable {
     private let lock = WriterLock()
     private var free: [UnsafeMutableRawBufferPointer] = []
     private var all: [UnsafeMutableRawBufferPointer] = []
-    /// An eventfd, readable after a buffer came back: a loop out of buffers waits on it in poll().
+    /// A pipe, readable after a buffer came back: a loop out of buffers waits on it in poll().
     private let returned: Int32
+    private let returnedWriteEnd: Int32
 
     init(bufferSize: Int, maximumCount: Int) {
         self.bufferSize = bufferSize
         self.maximumCount = max(maximumCount, 1)
         free.reserveCapacity(self.maximumCount)
         all.reserveCapacity(self.maximumCount)
-        returned = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            }
+        }
+        returned = ends[0]
+        returnedWriteEnd = ends[1]
     }
 
     deinit {
         for buffer in all { buffer.deallocate() }
         if returned >= 0 { Glibc.close(returned) }
+        if returnedWriteEnd >= 0 { Glibc.close(returnedWriteEnd) }
     }
 
     /// How many buffers the pool has made so far.
@@ -51,8 +60,8 @@ final class RecyclingBufferPool: @unchecked Sendable {
             var entries = (pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: returned, events: Int16(POLLIN), revents: 0))
             _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
-            var count: UInt64 = 0
-            _ = withUnsafeMutableBytes(of: &count) { Glibc.read(returned, $0.baseAddress, 8) }
+            var drained = [UInt8](repeating: 0, count: 64)
+            _ = Glibc.read(returned, &drained, drained.count)
         }
         return nil
     }
@@ -67,7 +76,7 @@ final class RecyclingBufferPool: @unchecked Sendable {
     /// Returns a buffer taken but not lent.
     func recycle(_ buffer: UnsafeMutableRawBufferPointer) {
         lock.withLock { free.append(buffer) }
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { Glibc.write(returned, $0.baseAddress, 8) }
+        var one: UInt8 = 1
+        _ = Glibc.write(returnedWriteEnd, &one, 1)
     }
 }
