@@ -131,12 +131,37 @@ public struct MediaTime: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The exact sum where one exists; when the common timescale would pass
+    /// 32 bits (nanosecond stamps plus 1/48000 s units), the sum rounded to
+    /// the finer of the two timescales, as CMTimeAdd does.
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        (try? lhs.checkedAdding(rhs)) ?? .invalid
+        do {
+            return try lhs.checkedAdding(rhs)
+        } catch .overflow {
+            return roundedSum(lhs, rhs, sign: 1)
+        } catch {
+            return .invalid
+        }
     }
 
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        (try? lhs.checkedSubtracting(rhs)) ?? .invalid
+        do {
+            return try lhs.checkedSubtracting(rhs)
+        } catch .overflow {
+            return roundedSum(lhs, rhs, sign: -1)
+        } catch {
+            return .invalid
+        }
+    }
+
+    private static func roundedSum(_ lhs: MediaTime, _ rhs: MediaTime, sign: Int64) -> MediaTime {
+        let scale = max(lhs.timescale, rhs.timescale)
+        let a = lhs.converted(toTimescale: scale)
+        let b = rhs.converted(toTimescale: scale)
+        guard a.isNumeric, b.isNumeric else { return .invalid }
+        let (product, productOverflow) = b.value.multipliedReportingOverflow(by: sign)
+        let (sum, sumOverflow) = a.value.addingReportingOverflow(product)
+        return productOverflow || sumOverflow ? .invalid : MediaTime(value: sum, timescale: scale)
     }
 
     public static func * (lhs: MediaTime, rhs: Int64) -> MediaTime {

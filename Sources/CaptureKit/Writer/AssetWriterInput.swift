@@ -404,13 +404,31 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// times must increase. After samples were left out (outside a session),
     /// a stream that is not intra-only resumes at its next keyframe.
     public func append(_ sample: CompressedSample) throws(WriterError) {
+        let failure: WriterError? = sample.data.withUnsafeBytes { bytes in
+            do throws(WriterError) {
+                try appendCompressed(bytes, presentationTime: sample.presentationTime, decodeTime: sample.decodeTime,
+                                     duration: sample.duration, isKeyframe: sample.isKeyframe)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Appends one compressed sample from memory the caller owns (such as a
+    /// mapped capture buffer), copied once into the packet: `append(_:)`
+    /// without the intermediate array.
+    public func appendCompressed(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, decodeTime: MediaTime? = nil,
+                                 duration: MediaTime? = nil, isKeyframe: Bool) throws(WriterError) {
+        let sample = (presentationTime: presentationTime, decodeTime: decodeTime, duration: duration, isKeyframe: isKeyframe)
         try lock.withLock { () throws(WriterError) in
             guard let writer else { throw .invalidState("the input has not been added to a writer") }
             guard !finished else { throw .invalidState("the input is marked as finished") }
             guard case .passthrough(let format) = outputSettings, let packet else {
                 throw .invalidState("compressed samples need an input with passthrough settings")
             }
-            guard !sample.data.isEmpty else { throw .invalidSettings("a compressed sample cannot be empty") }
+            guard bytes.count > 0, let source = bytes.baseAddress else { throw .invalidSettings("a compressed sample cannot be empty") }
             guard let (placed, _) = try writer.placement(forSource: sample.presentationTime) else {
                 needsKeyframe = !format.isIntraOnly
                 return
@@ -430,10 +448,10 @@ public final class AssetWriterInput: @unchecked Sendable {
                 throw .invalidState("decode times must increase: \(sample.presentationTime.seconds) s does not come after the previous sample")
             }
             lastDecodeTime = dts
-            let size = Int32(sample.data.count)
+            let size = Int32(bytes.count)
             let allocated = av_new_packet(packet, size)
             guard allocated >= 0 else { throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_new_packet", code: allocated))) }
-            sample.data.withUnsafeBytes { packet.pointee.data.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(size)) }
+            packet.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: Int(size))
             packet.pointee.pts = pts
             packet.pointee.dts = dts
             // Without a duration, a sample lasts the shortest step between

@@ -122,12 +122,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             case .deviceLost(let device):
                 self.lock.withLock { self.deviceLost = device }
                 output.stopRecording(reason: .deviceDisconnected, error: .deviceLost(device))
-            case .endOfInput:
-                output.stopRecording(reason: .endOfInput, error: nil)
+            case .endOfInput, .stopped:
+                // The output writes what the source delivered, then ends the recording.
+                break
             case .failed(let error):
                 output.stopRecording(reason: .error, error: .capture(error))
-            case .stopped:
-                break
             }
         }
         do throws(RecordingError) {

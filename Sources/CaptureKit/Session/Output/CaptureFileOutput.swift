@@ -305,11 +305,29 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
         guard let index = inputs.firstIndex(where: { $0 === input }) else { return }
-        // Marked through the queue's order: after the input's last sample.
-        lock.withLock { endedInputsPending.insert(index) }
+        lock.withLock {
+            endedInputsPending.insert(index)
+            switch end {
+            case .deviceLost(let device):
+                inputEndReason = .deviceDisconnected
+                inputEndError = .deviceLost(device)
+            case .failed(let error):
+                inputEndReason = .error
+                inputEndError = .capture(error)
+            case .endOfInput, .stopped:
+                break
+            }
+        }
     }
 
     private var endedInputsPending: Set<Int> = []
+    private var inputEndReason: RecordingStopReason?
+    private var inputEndError: RecordingError?
+
+    private var allInputsEnded: Bool {
+        let recorded = Set(inputs.indices.filter { recordedMediaTypes.contains(inputs[$0].mediaType) })
+        return !recorded.isEmpty && recorded.isSubset(of: endedInputs)
+    }
 
     open override func sessionDidStopRunning() {
         queue?.close()
@@ -345,6 +363,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 break
             } else {
                 idle()
+                if allInputsEnded && queue.isEmpty, let file = current {
+                    // Every source ended (a file played to its end, devices
+                    // gone): what was captured is written; the recording ends there.
+                    let reason = lock.withLock { inputEndReason } ?? .endOfInput
+                    stop(file, at: lastCommonEnd(file), reason: reason, error: reason == .endOfInput ? nil : lock.withLock { inputEndError })
+                }
             }
             finishDrainedFiles(force: false)
             if ended { break }
@@ -452,7 +476,15 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     private func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
         guard file.writer.status == .writing, index < file.writerInputs.count, let writerInput = file.writerInputs[index] else { return }
-        guard file.sessionStart != nil || file.cutTime != nil else { return }
+        // Before the first session, and while paused, only audio captured
+        // before the pause (still on its way) is written.
+        let pausedAudio: Bool
+        if case .audio(let audio) = sample, file.sessionStart == nil, let pauseCut = file.lastSessionEnd, audio.presentationTime < pauseCut {
+            pausedAudio = true
+        } else {
+            pausedAudio = false
+        }
+        guard file.sessionStart != nil || file.cutTime != nil || pausedAudio else { return }
         do throws(WriterError) {
             switch sample {
             case .video(let video):
@@ -460,9 +492,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 if let cut = file.cutTime, video.presentationTime >= cut { return }
                 switch video.layout {
                 case .compressed:
-                    let data = [UInt8](video.bytes)
-                    try writerInput.append(CompressedSample(data: data, presentationTime: video.presentationTime, duration: video.duration,
-                                                            isKeyframe: video.isKeyframe))
+                    try writerInput.appendCompressed(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
+                                                     isKeyframe: video.isKeyframe)
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
@@ -473,10 +504,11 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
-                if let start = file.sessionStart {
+                if let start = file.sessionStart ?? (pausedAudio ? audio.presentationTime : nil) {
                     let end = audio.presentationTime + audio.duration
                     let from = max(audio.presentationTime, start)
-                    let to = file.cutTime.map { min(end, $0) } ?? end
+                    var to = file.cutTime.map { min(end, $0) } ?? end
+                    if pausedAudio, let pauseCut = file.lastSessionEnd { to = min(to, pauseCut) }
                     if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
                     if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
                 }
@@ -501,6 +533,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
                 file.closedDuration = file.closedDuration + (end - start)
                 file.sessionStart = nil
+                file.lastSessionEnd = end
             }
             lock.withLock { stats.isPaused = true }
             delegateCall { $0.fileOutput(self, didPauseRecordingTo: file.path) }
