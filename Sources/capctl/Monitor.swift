@@ -209,6 +209,7 @@ enum InterruptSignal {
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        unblockSignals([SIGINT, SIGTERM])
         return readEnd
     }
 
@@ -225,6 +226,16 @@ enum InterruptSignal {
         var target = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
         while poll(&target, 1, -1) < 0 && errno == EINTR {}
     }
+}
+
+/// Unblocks `signals` in the calling thread (and the threads it starts). A
+/// process inherits its blocked set from whoever started it, and a parent
+/// that blocked SIGINT for itself would otherwise leave capctl deaf to it.
+func unblockSignals(_ signals: [Int32]) {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in signals { sigaddset(&set, signal) }
+    pthread_sigmask(SIG_UNBLOCK, &set, nil)
 }
 
 /// pipe(2) with both ends close-on-exec (pipe2 is not imported).

@@ -29,6 +29,7 @@ final class SignalEvents: @unchecked Sendable {
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         for signal in signals { sigaction(signal, &action, nil) }
+        unblockSignals(signals)
         let box = Unmanaged.passRetained(Reader(descriptor: readEnd, handler: handler)).toOpaque()
         pthread_create(&thread, nil, { argument in
             let reader = Unmanaged<Reader>.fromOpaque(argument!).takeRetainedValue()
