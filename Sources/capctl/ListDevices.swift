@@ -16,6 +16,12 @@ extension Capctl {
             it has a torch or a flash, and whether this user may open it (and if not, why).
 
             The index printed before each device is what video:N and audio:N refer to.
+
+            After the hardware come the virtual devices, made in software for trying capctl \
+            without a camera or microphone, for tests and for benchmarks: test-pattern (moving \
+            colour bars with a frame counter) and test-tone (a 440 Hz sine; test-tone:HZ for \
+            another frequency). They are marked virtual, have no index, and are named by what \
+            is printed as their path. file:PATH, a camera that replays a video file, is not listed.
             """
         )
 
@@ -27,17 +33,25 @@ extension Capctl {
         func run() throws {
             let devices = DeviceDiscovery().devices(for: type)
             let indexed = Self.indexed(devices)
+            let virtual = Self.virtualDevices(for: type)
             if output.json {
-                try JSONOutput.printLine(["devices": indexed.map { DeviceJSON($0.device, index: $0.index) }])
+                try JSONOutput.printLine(["devices": indexed.map { DeviceJSON($0.device, index: $0.index) } + virtual.map { DeviceJSON($0) }])
                 return
             }
             if devices.isEmpty {
                 Diagnostics.warning("no \(type.map { $0 == .video ? "cameras" : "microphones" } ?? "capture devices") found")
-                return
             }
             for (device, index) in indexed {
                 print(Self.text(for: device, index: index))
             }
+            for device in virtual {
+                print(Self.text(for: device))
+            }
+        }
+
+        /// The listed virtual devices of a kind (all kinds for nil).
+        static func virtualDevices(for type: MediaType?) -> [VirtualDevice] {
+            VirtualDevice.listed.filter { type == nil || $0.mediaType == type }
         }
 
         /// Each device with its index among devices of its kind.
@@ -68,6 +82,12 @@ extension Capctl {
             case .denied(let reason): lines.append("    access     denied: \(reason)")
             }
             return lines.joined(separator: "\n")
+        }
+
+        static func text(for device: VirtualDevice) -> String {
+            ["\(device.mediaType.rawValue) (virtual)  \(device.localizedName)  \(device.specifier)",
+             "    unique ID  \(device.uniqueID)",
+             "    access     authorized"].joined(separator: "\n")
         }
     }
 }

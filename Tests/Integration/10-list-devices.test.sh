@@ -16,9 +16,14 @@ capture, output, meta = sys.argv[1:]
 devices = json.load(open("all.json"))["devices"]
 paths = [d["path"] for d in devices]
 fields = {"index", "path", "uniqueID", "name", "mediaType", "driver", "bus", "modelID",
-          "position", "hasTorch", "hasFlash", "access", "accessReason"}
+          "position", "hasTorch", "hasFlash", "access", "accessReason", "virtual"}
 for d in devices:
     assert set(d) == fields, f"fields of {d['path']}: {sorted(d)}"
+virtual = [d for d in devices if d["virtual"]]
+assert [d["path"] for d in virtual] == ["test-pattern", "test-tone"], virtual
+assert devices[-len(virtual):] == virtual, "virtual devices come after the hardware"
+assert all(d["index"] is None for d in virtual), virtual
+devices = [d for d in devices if not d["virtual"]]
 assert capture in paths, f"{capture} not listed: {paths}"
 assert output not in paths and meta not in paths, f"non-capture nodes listed: {paths}"
 for pcm in ["hw:Loopback,0", "hw:Loopback,1", "hw:Dummy,0", "default"]:

@@ -40,10 +40,11 @@ struct DeviceBadInputTests {
         let devices = try #require(object?["devices"] as? [[String: Any]])
         // ALSA's default is always listed, with every documented field.
         let defaultDevice = try #require(devices.first { $0["path"] as? String == "default" })
-        for field in ["path", "uniqueID", "name", "mediaType", "driver", "bus", "modelID", "position", "hasTorch", "hasFlash", "access"] {
+        for field in ["path", "uniqueID", "name", "mediaType", "driver", "bus", "modelID", "position", "hasTorch", "hasFlash", "access", "virtual"] {
             #expect(defaultDevice.keys.contains(field), "missing \(field)")
         }
         #expect(defaultDevice["mediaType"] as? String == "audio")
+        #expect(defaultDevice["virtual"] as? Bool == false)
     }
 
     @Test func typeFiltersTheList() throws {

@@ -16,6 +16,8 @@ struct DeviceJSON: Encodable {
     let hasFlash: Bool
     let access: String
     let accessReason: String?
+    /// Whether the device is made in software (test pattern, test tone) rather than hardware.
+    let isVirtual: Bool
 
     init(_ device: CaptureDevice, index: Int?) {
         self.index = index
@@ -37,6 +39,26 @@ struct DeviceJSON: Encodable {
             access = "denied"
             accessReason = reason
         }
+        isVirtual = false
+    }
+
+    /// A virtual device: named by its specifier, with no index (`video:N`
+    /// and `audio:N` count hardware only), always open to everyone.
+    init(_ device: VirtualDevice) {
+        index = nil
+        path = device.specifier
+        uniqueID = device.uniqueID
+        name = device.localizedName
+        mediaType = device.mediaType.rawValue
+        driver = "virtual"
+        bus = ""
+        modelID = nil
+        position = DevicePosition.unspecified.rawValue
+        hasTorch = false
+        hasFlash = false
+        access = "authorized"
+        accessReason = nil
+        isVirtual = true
     }
 
     /// Absent optionals are written as null, so every object has every field.
@@ -55,9 +77,11 @@ struct DeviceJSON: Encodable {
         try container.encode(hasFlash, forKey: .hasFlash)
         try container.encode(access, forKey: .access)
         try container.encode(accessReason, forKey: .accessReason)
+        try container.encode(isVirtual, forKey: .isVirtual)
     }
 
     private enum CodingKeys: String, CodingKey {
         case index, path, uniqueID, name, mediaType, driver, bus, modelID, position, hasTorch, hasFlash, access, accessReason
+        case isVirtual = "virtual"
     }
 }

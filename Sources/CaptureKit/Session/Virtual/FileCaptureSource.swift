@@ -17,7 +17,8 @@ import Glibc
 /// a track without timestamps runs at its frame rate (25 fps when it has
 /// none). In real time a frame is delivered no earlier than its stamp;
 /// otherwise as fast as the file is read. The end of the file ends the
-/// capture with `.endOfInput`.
+/// capture with `.endOfInput`; to replay it again, close and open the
+/// source, which starts from the beginning.
 public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     public let mediaType = MediaType.video
     /// The file, as given.

@@ -129,6 +129,9 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
         return .stopped
     }
 
+    /// Sample buffers made so far: stays small, however many samples were delivered.
+    var allocatedBuffers: Int { pool?.allocatedCount ?? 0 }
+
     public func close() {
         renderer = nil
         pool = nil

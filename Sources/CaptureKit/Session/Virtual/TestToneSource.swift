@@ -112,6 +112,9 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
         }
     }
 
+    /// Sample buffers made so far: stays small, however many samples were delivered.
+    var allocatedBuffers: Int { pool?.allocatedCount ?? 0 }
+
     public func close() {
         pool = nil
     }
