@@ -55,6 +55,9 @@ extension Capctl {
             bytes, frames, dropped, audioSamples and, after an error, error. The summary is always \
             printed, also after an error.
 
+            While recording, capctl holds the camera's configuration lock (as 'capctl set --hold' \
+            does), so no other program changes its controls; --no-lock leaves it free.
+
             Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
             device went away (the file is finalized); 74 on a write error or a full disk; 73 when \
             an output cannot be created; 64 for options the devices or containers cannot take.
@@ -100,6 +103,9 @@ extension Capctl {
 
         @Flag(name: .long, help: "Replace output files that exist.")
         var overwrite = false
+
+        @Flag(name: .long, help: "Do not hold the camera's configuration lock while recording (others may change its controls).")
+        var noLock = false
 
         @Option(name: .long, help: ArgumentHelp("Progress as text or json (default: text on a terminal, else json).", valueName: "text|json"))
         var progress: ProgressStyle?

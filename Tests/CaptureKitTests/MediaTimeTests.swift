@@ -27,10 +27,16 @@ struct MediaTimeTests {
         #expect((big + MediaTime(value: 1, timescale: 1)) == .invalid)
         #expect(throws: MediaTime.ArithmeticError.overflow) { try big.checkedAdding(MediaTime(value: 1, timescale: 1)) }
         #expect(throws: MediaTime.ArithmeticError.overflow) { try big.checkedMultiplying(by: 2) }
-        // Timescales whose least common multiple exceeds Int32 still add exactly when the result reduces.
+        // Timescales whose least common multiple exceeds Int32: the checked sum
+        // says so; the operator rounds to the finer timescale, as CMTimeAdd does.
         let a = MediaTime(value: 1, timescale: 65_537), b = MediaTime(value: 65_536, timescale: 65_539)
+        #expect(throws: MediaTime.ArithmeticError.overflow) { try a.checkedAdding(b) }
         let sum = a + b
-        #expect(sum == .invalid || sum.seconds == a.seconds + b.seconds)
+        #expect(sum.timescale == 65_539)
+        #expect(abs(sum.seconds - (a.seconds + b.seconds)) <= 0.5 / 65_539)
+        // Nanosecond capture stamps plus an audio buffer's length in 1/48000 s.
+        let stamp = MediaTime(value: 2_172_410_831_683, timescale: 1_000_000_000)
+        #expect((stamp + MediaTime(value: 1024, timescale: 48_000)).value == 2_172_410_831_683 + 21_333_333)
         #expect(MediaTime(value: 65_536, timescale: 65_537) + MediaTime(value: 1, timescale: 65_537) == MediaTime(value: 1, timescale: 1))
     }
 

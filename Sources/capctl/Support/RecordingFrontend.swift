@@ -22,6 +22,7 @@ struct RecordRequest {
     var progress: ProgressStyle
     var progressInterval: MediaTime
     var extraMetadata: [MetadataItem]
+    var holdsConfigurationLock: Bool
 
     init(command: Capctl.Record) {
         video = command.video?.specifier
@@ -45,6 +46,7 @@ struct RecordRequest {
         output = command.out
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
         progressInterval = command.progressInterval.time
+        holdsConfigurationLock = !command.noLock
         extraMetadata = command.metadata.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
@@ -92,6 +94,23 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             for input in inputs { input.source.close() }
             throw CommandFailure(error)
         }
+
+        // The configuration lock, as AVCaptureDevice's lockForConfiguration:
+        // while recording, no other program changes the camera's controls.
+        var locks: [DeviceControls] = []
+        if request.holdsConfigurationLock {
+            for input in inputs where input.mediaType == .video && input.source.path.hasPrefix("/dev/") {
+                do {
+                    let controls = try DeviceControls.open(input.source.path)
+                    try controls.lockForConfiguration()
+                    locks.append(controls)
+                } catch {
+                    for input in inputs { input.source.close() }
+                    throw CommandFailure(error)
+                }
+            }
+        }
+        defer { for lock in locks { lock.unlockForConfiguration() } }
 
         let fileType = FileType(path: request.output)
         let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
