@@ -209,6 +209,13 @@ enum InterruptSignal {
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // A parent may start capctl with these signals blocked (the mask is
+        // inherited across exec); blocked, they would never reach the handler.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        sigaddset(&handled, SIGINT)
+        sigaddset(&handled, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         return readEnd
     }
 
