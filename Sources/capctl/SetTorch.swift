@@ -38,7 +38,8 @@ extension Capctl {
         @Argument(help: ArgumentHelp("on or off.", valueName: "on|off"))
         var state: TorchState?
 
-        @Option(name: .long, help: ArgumentHelp("Torch level: a fraction above 0 up to 1.0, or max (default: max).", valueName: "level"))
+        // Unconditional: a negative level ("-0.5") is a value to refuse with its own message, not an unknown option.
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Torch level: a fraction above 0 up to 1.0, or max (default: max).", valueName: "level"))
         var level: TorchLevelArgument?
 
         @Option(name: .long, help: ArgumentHelp("The camera whose torch to use: a path, unique ID, or video:N.", valueName: "device"))

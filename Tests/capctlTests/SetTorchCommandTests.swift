@@ -7,7 +7,7 @@ struct SetTorchCommandTests {
         (["set-torch"], Int32(64), "say 'on' or 'off' (or --status to show the torch's state)"),
         (["set-torch", "dim"], 64, "dim"),
         (["set-torch", "on", "--level", "1.5"], 64, "--level 1.5 is outside 0.0-1.0; give a fraction of full output (such as 0.5), or max"),
-        (["set-torch", "on", "--level=-0.5"], 64, "is outside 0.0-1.0"),
+        (["set-torch", "on", "--level", "-0.5"], 64, "is outside 0.0-1.0"),
         (["set-torch", "on", "--level", "0"], 64, "--level 0 turns nothing on; use 'off' to turn the torch off"),
         (["set-torch", "on", "--level", "bright"], 64, "bright"),
         (["set-torch", "off", "--level", "0.5"], 64, "--level applies to 'on'"),
