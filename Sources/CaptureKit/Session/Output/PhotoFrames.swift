@@ -17,6 +17,7 @@ final class PhotoFrameConverter {
 
     /// `sample` as a new image in `format` at `width` x `height`.
     func image(of sample: VideoSampleBuffer, format: PixelFormat, width: Int, height: Int) throws(PhotoError) -> PixelBuffer {
+        FFmpegLogging.configure()
         let key = "\(format.name) \(width)x\(height)"
         let converter: PixelConverter
         if let existing = converters[key] {
