@@ -53,9 +53,17 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         var goodFrames = 0
         var emptyFrames = 0
         var firstTime: Int64?
-        /// A frame is wanted: the first good warm frame captured at or after this time (nil: any).
-        var wanted: Int64??
+        /// A frame is wanted: the first good warm frame that meets this.
+        var wanted: Want?
         var ring: [VideoSampleBuffer] = []
+    }
+
+    /// Which frame a waiting request takes.
+    private struct Want {
+        /// Captured at or after this time (nanoseconds), when set.
+        var notBefore: Int64?
+        /// Captured at least this long after the first frame (nanoseconds).
+        var sinceFirst: Int64 = 0
     }
 
     private let capture = Locked(CaptureState())
@@ -217,13 +225,14 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             case .duration(let time): warm = stamp - state.firstTime! >= time.converted(toTimescale: MonotonicClock.timescale).value
             }
             guard warm, let wanted = state.wanted else { return false }
-            if let notBefore = wanted, stamp < notBefore { return false }
+            if let notBefore = wanted.notBefore, stamp < notBefore { return false }
+            if stamp - state.firstTime! < wanted.sinceFirst { return false }
             state.wanted = nil
             return true
         }
         guard hand, let queue = lock.withLock({ self.queue }) else { return }
         if !queue.put(.frame(video)) {
-            capture.withLock { $0.wanted = .some(nil) }
+            capture.withLock { $0.wanted = Want() }
         }
     }
 
@@ -293,8 +302,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// The next wanted frame (captured at or after `notBefore`, nanoseconds), or why none will come.
-    private func waitForFrame(_ queue: BoundedQueue<Message>, notBefore: Int64?) -> Wait {
-        capture.withLock { $0.wanted = .some(notBefore) }
+    private func waitForFrame(_ queue: BoundedQueue<Message>, notBefore: Int64?, sinceFirst: Int64 = 0) -> Wait {
+        capture.withLock { $0.wanted = Want(notBefore: notBefore, sinceFirst: sinceFirst) }
         defer { capture.withLock { $0.wanted = nil } }
         while let message = queue.take() {
             switch message {
@@ -361,7 +370,10 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         delegate.photoOutput(self, willCapturePhotoFor: resolved)
 
         let frame: VideoSampleBuffer
-        switch waitForFrame(queue, notBefore: firedAt) {
+        // A live photo waits until the ring holds the first half of its movie.
+        let before = resolved.livePhotoMovieFilePath != nil && lock.withLock({ liveEnabled })
+            ? livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value / 2 : 0
+        switch waitForFrame(queue, notBefore: firedAt, sinceFirst: before) {
         case .ended(let reason):
             if fires { flashDevice?.extinguish() }
             fail(request, reason: reason, resolved: resolved, after: 2)
@@ -525,11 +537,13 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             }
             try input.markAsFinished()
             let last = frames.last!
-            try writer.endSession(atSourceTime: last.presentationTime + (last.duration ?? .zero))
+            // On the capture clock's nanosecond scale: 1/30 s and 1 ns have no common 32-bit timescale.
+            let end = last.presentationTime.converted(toTimescale: scale) + (last.duration ?? .zero).converted(toTimescale: scale)
+            try writer.endSession(atSourceTime: end)
             try writer.finishWriting()
-            let duration = last.presentationTime + (last.duration ?? .zero) - first.presentationTime
+            let duration = end - first.presentationTime.converted(toTimescale: scale)
             let movie = LivePhotoMovie(resolvedSettings: resolved, path: path, duration: duration,
-                                       photoDisplayTime: photo.presentationTime - first.presentationTime, frames: frames.count,
+                                       photoDisplayTime: photo.presentationTime.converted(toTimescale: scale) - first.presentationTime.converted(toTimescale: scale), frames: frames.count,
                                        bytes: RecordingFileWriter.size(of: path))
             return (movie, ended)
         } catch {
