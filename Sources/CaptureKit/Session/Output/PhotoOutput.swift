@@ -79,6 +79,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
 
     // Processing thread only.
     private var pending: [Request] = []
+    /// When the last frame taken (for a photo or metering) was captured.
+    private var lastTaken: Int64?
     private let converter = PhotoFrameConverter()
 
     public override init() { super.init() }
@@ -189,8 +191,12 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         capture.withLock { state in
             state = CaptureState()
             state.videoInput = video
+            // A request made before the start takes the very first good frame
+            // (once warm), even if this thread is not yet waiting for it.
+            if !waiting.isEmpty { state.wanted = Want() }
         }
         for request in waiting { queue.put(.request(request)) }
+        lastTaken = nil
         thread = CaptureThread(name: "photo") { [self] in processingLoop(queue) }
     }
 
@@ -303,12 +309,23 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
 
     /// The next wanted frame (captured at or after `notBefore`, nanoseconds), or why none will come.
     private func waitForFrame(_ queue: BoundedQueue<Message>, notBefore: Int64?, sinceFirst: Int64 = 0) -> Wait {
-        capture.withLock { $0.wanted = Want(notBefore: notBefore, sinceFirst: sinceFirst) }
+        let want = Want(notBefore: notBefore, sinceFirst: sinceFirst)
+        capture.withLock { $0.wanted = want }
         defer { capture.withLock { $0.wanted = nil } }
         while let message = queue.take() {
             switch message {
             case .request(let request): pending.append(request)
-            case .frame(let frame): return .frame(frame)
+            case .frame(let frame):
+                // A frame handed over earlier (before this wait began) must still meet it.
+                let stamp = frame.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
+                let (first, last) = capture.withLock { ($0.firstTime ?? stamp, lastTaken) }
+                let fits = stamp >= (notBefore ?? .min) && stamp - first >= sinceFirst && stamp > (last ?? .min)
+                guard fits else {
+                    capture.withLock { $0.wanted = want }
+                    continue
+                }
+                lastTaken = stamp
+                return .frame(frame)
             case .ended(let reason): return .ended(reason)
             }
         }
