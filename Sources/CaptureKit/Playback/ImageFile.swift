@@ -32,7 +32,8 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
 /// a symbolic link); a file that cannot be completed is removed.
 public enum ImageFile {
     /// The encoded bytes of `buffer` (which must be in `format.pixelFormat`).
-    public static func encode(_ buffer: PixelBuffer, as format: ImageFormat) throws(WriterError) -> [UInt8] {
+    /// `quality` (1 to 100) applies to JPEG; nil gives the highest quantizer setting (2).
+    public static func encode(_ buffer: PixelBuffer, as format: ImageFormat, quality: Int? = nil) throws(WriterError) -> [UInt8] {
         guard buffer.pixelFormat == format.pixelFormat else {
             throw .invalidSettings("a \(format.rawValue) image is made from \(format.pixelFormat), not \(buffer.pixelFormat)")
         }
@@ -62,7 +63,7 @@ public enum ImageFile {
         if format == .jpeg {
             context.pointee.color_range = AVCOL_RANGE_JPEG
             context.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)
-            context.pointee.global_quality = 2 * FF_QP2LAMBDA
+            context.pointee.global_quality = Int32(jpegQuantizer(quality: quality)) * FF_QP2LAMBDA
         }
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_open2(\(name))", code: opened)) }
@@ -75,6 +76,13 @@ public enum ImageFile {
         let received = avcodec_receive_packet(context, packet)
         guard received >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_receive_packet(\(name))", code: received)) }
         return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+    }
+
+    /// The MJPEG quantizer (2 best … 31 smallest) for a quality of 1 to 100.
+    static func jpegQuantizer(quality: Int?) -> Int {
+        guard let quality else { return 2 }
+        let clamped = min(max(quality, 1), 100)
+        return 2 + Int((Double(100 - clamped) * 29 / 99).rounded())
     }
 
     /// Writes `bytes` to a new file at `path`. Fails if anything exists

@@ -1,0 +1,571 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Takes still photos from a session's camera, like AVCapturePhotoOutput:
+/// `capturePhoto(with:delegate:)` queues a request; the output takes the next
+/// good frame once the camera has warmed up, and makes the photo from it on
+/// a processing thread of its own: JPEG (a camera's MJPEG frame written as it
+/// came, without decoding), PNG, or the raw frame with a JSON description.
+///
+/// Requests are served one at a time, in order; each takes a later frame than
+/// the one before. On the capture thread the output only counts frames and
+/// hands one over when a request waits for it, so capture never waits on an
+/// encoder. Frames with the driver's error flag, or empty ones, never become
+/// a photo (the V4L2 source skips flagged frames; empty ones are skipped here).
+///
+/// With `isLivePhotoCaptureEnabled`, copies of the latest frames are kept in
+/// a ring, and a request with a `livePhotoMovieFilePath` also gets a movie
+/// of `livePhotoMovieDuration` centred on the photo.
+public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
+    // MARK: Configuration (set before the session starts)
+
+    /// Frames that never become photos at the start of capture.
+    public var warmup: PhotoWarmup = .none
+    /// The light `flashMode` on and auto use; nil: the camera has none.
+    public var flashDevice: (any PhotoFlashDevice)?
+    /// With flash auto, the flash fires when a frame's mean luma is below this (0…1).
+    public var darkLumaThreshold = 0.25
+    /// Keep a ring of recent frames, so that requests can ask for a live photo movie.
+    public var isLivePhotoCaptureEnabled = false
+    /// How long a live photo movie is: half before the photo, half after.
+    public var livePhotoMovieDuration = MediaTime(value: 3, timescale: 1)
+    /// At most this many frames are kept in the ring.
+    public var livePhotoMaximumFrames = 400
+
+    // MARK: State
+
+    private struct Request {
+        let settings: PhotoSettings
+        let delegate: any PhotoCaptureDelegate
+    }
+
+    private enum Message {
+        case request(Request)
+        case frame(VideoSampleBuffer)
+        case ended(String)
+    }
+
+    /// Shared with the capture thread.
+    private struct CaptureState {
+        var videoInput: CaptureInput?
+        var goodFrames = 0
+        var emptyFrames = 0
+        var firstTime: Int64?
+        /// A frame is wanted: the first good warm frame that meets this.
+        var wanted: Want?
+        var ring: [VideoSampleBuffer] = []
+    }
+
+    /// Which frame a waiting request takes.
+    private struct Want {
+        /// Captured at or after this time (nanoseconds), when set.
+        var notBefore: Int64?
+        /// Captured at least this long after the first frame (nanoseconds).
+        var sinceFirst: Int64 = 0
+    }
+
+    private let capture = Locked(CaptureState())
+    private let lock = WriterLock()
+    private var usedIDs = Set<Int64>()
+    private var waitingForStart: [Request] = []
+    private var queue: BoundedQueue<Message>?
+    private var thread: CaptureThread?
+    private var endReason: String?
+    private var format: CaptureVideoFormat?
+    private var warmupSetting = PhotoWarmup.none
+    private var liveEnabled = false
+
+    // Processing thread only.
+    private var pending: [Request] = []
+    /// When the last frame taken (for a photo or metering) was captured.
+    private var lastTaken: Int64?
+    private let converter = PhotoFrameConverter()
+
+    public override init() { super.init() }
+
+    /// The camera's format while the session runs.
+    public var videoFormat: CaptureVideoFormat? { lock.withLock { format } }
+    /// Good frames the camera delivered so far, and empty ones skipped.
+    public var framesSeen: (good: Int, empty: Int) { capture.withLock { ($0.goodFrames, $0.emptyFrames) } }
+
+    // MARK: Requests
+
+    /// Queues a photo request. Throws at once for settings used before
+    /// (`settingsReused`), a quality outside 1…100, or flash on with no
+    /// flash device; the rest of what can go wrong reaches the delegate
+    /// through `didFinishCapture(error:)`, after the progress events.
+    public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) throws(PhotoError) {
+        if let quality = settings.quality, !(1...100).contains(quality) {
+            throw .unsupported("JPEG quality \(quality) is out of range; use 1 to 100")
+        }
+        if settings.flashMode == .on && flashDevice == nil {
+            throw .flash("the camera has no flash or torch; use flash off or auto")
+        }
+        let request = Request(settings: settings, delegate: delegate)
+        let queue = try lock.withLock { () throws(PhotoError) -> BoundedQueue<Message>? in
+            guard usedIDs.insert(settings.uniqueID).inserted else { throw .settingsReused(uniqueID: settings.uniqueID) }
+            if let queue = self.queue { return queue }
+            waitingForStart.append(request)
+            return nil
+        }
+        if let queue, !queue.put(.request(request)) {
+            // The queue is closed (the session stopped) or full: fail the request here.
+            let reason = lock.withLock { endReason } ?? "too many photo requests are waiting"
+            let resolved = Self.unresolved(settings, format: videoFormat)
+            delegate.photoOutput(self, willBeginCaptureFor: resolved)
+            delegate.photoOutput(self, willCapturePhotoFor: resolved)
+            delegate.photoOutput(self, didCapturePhotoFor: resolved, timestamp: .invalid)
+            delegate.photoOutput(self, didFinishCaptureFor: resolved, error: .captureEnded(reason))
+        }
+    }
+
+    /// The settings `settings` resolve to for a camera delivering `format`,
+    /// or why they cannot be met: a size for a raw photo, a camera whose
+    /// frames cannot be read, a live photo movie that is not .mov or .mp4.
+    public static func resolve(_ settings: PhotoSettings, for format: CaptureVideoFormat, flashFired: Bool = false) throws(PhotoError) -> ResolvedPhotoSettings {
+        let frameSize = PhotoDimensions(width: format.width, height: format.height)
+        if let size = settings.size {
+            guard (1...32768).contains(size.width), (1...32768).contains(size.height) else {
+                throw .unsupported("\(size) is not a photo size")
+            }
+            if settings.format == .raw && size != frameSize {
+                throw .unsupported("a raw photo keeps the camera's frame size (\(frameSize)); ask the camera for \(size) instead")
+            }
+        }
+        if let quality = settings.quality, !(1...100).contains(quality) {
+            throw .unsupported("JPEG quality \(quality) is out of range; use 1 to 100")
+        }
+        let dimensions = settings.size ?? frameSize
+        var passthrough = settings.format == .raw
+        switch format.layout {
+        case .compressed(let codec):
+            if settings.format == .jpeg, codec == "mjpeg", settings.quality == nil, dimensions == frameSize { passthrough = true }
+            if settings.format != .raw && codec != "mjpeg" {
+                throw .unsupported("photos are made from MJPEG or uncompressed frames; this camera delivers \(codec) (\(format.fourcc)); ask it for another pixel format, or take a raw photo")
+            }
+        case .raw(let pixelFormat, _):
+            if settings.format != .raw && !pixelFormat.isConvertible(asInput: true) {
+                throw .unsupported("frames in \(pixelFormat) (\(format.fourcc)) cannot be converted to an image; take a raw photo")
+            }
+        }
+        if let movie = settings.livePhotoMovieFilePath, ![FileType.quickTimeMovie, .mp4].contains(FileType(path: movie)) {
+            throw .unsupported("\(movie): a live photo movie is written as .mov or .mp4")
+        }
+        return ResolvedPhotoSettings(uniqueID: settings.uniqueID, format: settings.format, dimensions: dimensions, flashFired: flashFired,
+                                     flashMode: settings.flashMode, quality: settings.format == .jpeg && !passthrough ? (settings.quality ?? 95) : nil,
+                                     isPassthrough: passthrough, sourceFourCC: format.fourcc, outputPath: settings.outputPath,
+                                     livePhotoMovieFilePath: settings.livePhotoMovieFilePath)
+    }
+
+    /// Where a raw photo's description goes: the photo's path with `.json` added.
+    public static func rawSidecarPath(for path: String) -> String { path + ".json" }
+
+    /// Resolved settings for a request that failed before it could be resolved.
+    private static func unresolved(_ settings: PhotoSettings, format: CaptureVideoFormat?) -> ResolvedPhotoSettings {
+        if let format, let resolved = try? resolve(settings, for: format) { return resolved }
+        let size = settings.size ?? format.map { PhotoDimensions(width: $0.width, height: $0.height) } ?? PhotoDimensions(width: 0, height: 0)
+        return ResolvedPhotoSettings(uniqueID: settings.uniqueID, format: settings.format, dimensions: size, flashFired: false,
+                                     flashMode: settings.flashMode, quality: settings.quality, isPassthrough: false,
+                                     sourceFourCC: format?.fourcc ?? "", outputPath: settings.outputPath,
+                                     livePhotoMovieFilePath: settings.livePhotoMovieFilePath)
+    }
+
+    // MARK: Session
+
+    public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
+        guard let video = inputs.first(where: { $0.mediaType == .video }), let format = video.source.videoFormat else {
+            throw .source("photo output", reason: "a photo output needs a camera among the session's inputs")
+        }
+        let queue = BoundedQueue<Message>(capacity: 1024)
+        let waiting = lock.withLock { () -> [Request] in
+            self.format = format
+            self.queue = queue
+            endReason = nil
+            warmupSetting = warmup
+            liveEnabled = isLivePhotoCaptureEnabled
+            defer { waitingForStart = [] }
+            return waitingForStart
+        }
+        capture.withLock { state in
+            state = CaptureState()
+            state.videoInput = video
+            // A request made before the start takes the very first good frame
+            // (once warm), even if this thread is not yet waiting for it.
+            if !waiting.isEmpty { state.wanted = Want() }
+        }
+        for request in waiting { queue.put(.request(request)) }
+        lastTaken = nil
+        thread = CaptureThread(name: "photo") { [self] in processingLoop(queue) }
+    }
+
+    public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
+        guard case .video(let video) = sample else { return }
+        let (warmup, live) = (warmupSetting, liveEnabled)
+        let stamp = video.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
+        let copy: VideoSampleBuffer? = live && video.bytes.count > 0
+            ? VideoSampleBuffer(storage: SampleStorage(copying: video.bytes), layout: video.layout, width: video.width, height: video.height,
+                                presentationTime: video.presentationTime, duration: video.duration, sequence: video.sequence)
+            : nil
+        let hand = capture.withLock { state -> Bool in
+            guard state.videoInput === input else { return false }
+            if let copy {
+                state.ring.append(copy)
+                let keep = livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value + 1_000_000_000
+                let excess = state.ring.count - livePhotoMaximumFrames
+                var drop = max(0, excess)
+                while drop < state.ring.count,
+                      stamp - state.ring[drop].presentationTime.converted(toTimescale: MonotonicClock.timescale).value > keep { drop += 1 }
+                if drop > 0 { state.ring.removeFirst(drop) }
+            }
+            guard video.bytes.count > 0 else {
+                state.emptyFrames += 1
+                return false
+            }
+            state.goodFrames += 1
+            if state.firstTime == nil { state.firstTime = stamp }
+            let warm: Bool
+            switch warmup {
+            case .frames(let count): warm = state.goodFrames > count
+            case .duration(let time): warm = stamp - state.firstTime! >= time.converted(toTimescale: MonotonicClock.timescale).value
+            }
+            guard warm, let wanted = state.wanted else { return false }
+            if let notBefore = wanted.notBefore, stamp < notBefore { return false }
+            if stamp - state.firstTime! < wanted.sinceFirst { return false }
+            state.wanted = nil
+            return true
+        }
+        guard hand, let queue = lock.withLock({ self.queue }) else { return }
+        if !queue.put(.frame(video)) {
+            capture.withLock { $0.wanted = Want() }
+        }
+    }
+
+    public override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
+        guard capture.withLock({ $0.videoInput === input }) else { return }
+        let reason: String
+        switch end {
+        case .stopped: reason = "capture stopped before the photo was taken"
+        case .endOfInput: reason = "\(input.source.path): the input ended before the photo was taken"
+        case .deviceLost(let device): reason = "\(device): the device went away before the photo was taken"
+        case .failed(let error): reason = error.description
+        }
+        lock.withLock { () -> BoundedQueue<Message>? in
+            if endReason == nil { endReason = reason }
+            return queue
+        }?.put(.ended(reason))
+    }
+
+    /// Requests still waiting fail; the processing thread ends.
+    public override func sessionDidStopRunning() {
+        let (queue, thread) = lock.withLock { () -> (BoundedQueue<Message>?, CaptureThread?) in
+            if endReason == nil { endReason = "the session stopped before the photo was taken" }
+            defer { self.queue = nil; self.thread = nil }
+            return (self.queue, self.thread)
+        }
+        queue?.put(.ended(lock.withLock { endReason } ?? "the session stopped"))
+        queue?.close()
+        thread?.join()
+        capture.withLock { state in
+            state.ring = []
+            state.wanted = nil
+            state.videoInput = nil
+        }
+    }
+
+    // MARK: Processing thread
+
+    private enum Wait {
+        case frame(VideoSampleBuffer)
+        case ended(String)
+    }
+
+    private func processingLoop(_ queue: BoundedQueue<Message>) {
+        var ended: String?
+        while true {
+            let request: Request
+            if !pending.isEmpty {
+                request = pending.removeFirst()
+            } else {
+                guard let message = queue.take() else { break }
+                switch message {
+                case .request(let next): request = next
+                case .frame: continue
+                case .ended(let reason):
+                    ended = ended ?? reason
+                    continue
+                }
+            }
+            if let ended {
+                fail(request, reason: ended, resolved: nil)
+                continue
+            }
+            if case .ended(let reason) = serve(request, queue) { ended = reason }
+        }
+        for request in pending { fail(request, reason: ended ?? "the session stopped before the photo was taken", resolved: nil) }
+        pending = []
+    }
+
+    /// The next wanted frame (captured at or after `notBefore`, nanoseconds), or why none will come.
+    private func waitForFrame(_ queue: BoundedQueue<Message>, notBefore: Int64?, sinceFirst: Int64 = 0) -> Wait {
+        let want = Want(notBefore: notBefore, sinceFirst: sinceFirst)
+        capture.withLock { $0.wanted = want }
+        defer { capture.withLock { $0.wanted = nil } }
+        while let message = queue.take() {
+            switch message {
+            case .request(let request): pending.append(request)
+            case .frame(let frame):
+                // A frame handed over earlier (before this wait began) must still meet it.
+                let stamp = frame.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
+                let (first, last) = capture.withLock { ($0.firstTime ?? stamp, lastTaken) }
+                let fits = stamp >= (notBefore ?? .min) && stamp - first >= sinceFirst && stamp > (last ?? .min)
+                guard fits else {
+                    capture.withLock { $0.wanted = want }
+                    continue
+                }
+                lastTaken = stamp
+                return .frame(frame)
+            case .ended(let reason): return .ended(reason)
+            }
+        }
+        return .ended(lock.withLock { endReason } ?? "the session stopped before the photo was taken")
+    }
+
+    /// Fails a request, giving it every progress event it has not had yet.
+    private func fail(_ request: Request, reason: String, resolved: ResolvedPhotoSettings?, after events: Int = 0, error: PhotoError? = nil) {
+        let settings = resolved ?? Self.unresolved(request.settings, format: videoFormat)
+        let delegate = request.delegate
+        if events < 1 { delegate.photoOutput(self, willBeginCaptureFor: settings) }
+        if events < 2 { delegate.photoOutput(self, willCapturePhotoFor: settings) }
+        if events < 3 { delegate.photoOutput(self, didCapturePhotoFor: settings, timestamp: .invalid) }
+        delegate.photoOutput(self, didFinishCaptureFor: settings, error: error ?? .captureEnded(reason))
+    }
+
+    /// Serves one request; answers `.ended` when capture ended meanwhile.
+    @discardableResult
+    private func serve(_ request: Request, _ queue: BoundedQueue<Message>) -> Wait? {
+        let settings = request.settings
+        let delegate = request.delegate
+        guard let format = videoFormat else {
+            fail(request, reason: "the camera is not open", resolved: nil)
+            return nil
+        }
+
+        // Resolve: does the flash fire? (auto meters a frame first)
+        var fires = settings.flashMode == .on
+        do throws(PhotoError) {
+            _ = try Self.resolve(settings, for: format)
+            if settings.flashMode == .auto, flashDevice != nil {
+                switch waitForFrame(queue, notBefore: nil) {
+                case .ended(let reason):
+                    fail(request, reason: reason, resolved: nil)
+                    return .ended(reason)
+                case .frame(let frame):
+                    fires = try converter.meanLuma(of: frame) < darkLumaThreshold
+                }
+            }
+        } catch {
+            fail(request, reason: error.description, resolved: nil, error: error)
+            return nil
+        }
+        let resolved: ResolvedPhotoSettings
+        do { resolved = try Self.resolve(settings, for: format, flashFired: fires) } catch {
+            fail(request, reason: error.description, resolved: nil, error: error)
+            return nil
+        }
+        delegate.photoOutput(self, willBeginCaptureFor: resolved)
+
+        var firedAt: Int64?
+        if fires, let flash = flashDevice {
+            do { try flash.fire() } catch {
+                fail(request, reason: error.description, resolved: resolved, after: 1, error: error)
+                return nil
+            }
+            firedAt = MonotonicClock.nowNanoseconds()
+        }
+        delegate.photoOutput(self, willCapturePhotoFor: resolved)
+
+        let frame: VideoSampleBuffer
+        // A live photo waits until the ring holds the first half of its movie.
+        let before = resolved.livePhotoMovieFilePath != nil && lock.withLock({ liveEnabled })
+            ? livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value / 2 : 0
+        switch waitForFrame(queue, notBefore: firedAt, sinceFirst: before) {
+        case .ended(let reason):
+            if fires { flashDevice?.extinguish() }
+            fail(request, reason: reason, resolved: resolved, after: 2)
+            return .ended(reason)
+        case .frame(let taken):
+            frame = taken
+        }
+        if fires { flashDevice?.extinguish() }
+        delegate.photoOutput(self, didCapturePhotoFor: resolved, timestamp: frame.presentationTime)
+
+        var failure: PhotoError?
+        do throws(PhotoError) {
+            let photo = try makePhoto(from: frame, resolved: resolved)
+            delegate.photoOutput(self, didFinishProcessingPhoto: photo)
+        } catch {
+            failure = error
+        }
+        var outcome: Wait?
+        if failure == nil, let moviePath = resolved.livePhotoMovieFilePath {
+            do throws(PhotoError) {
+                let (movie, ended) = try makeLiveMovie(around: frame, path: moviePath, resolved: resolved, queue: queue)
+                delegate.photoOutput(self, didFinishProcessingLivePhotoMovie: movie)
+                if let ended { outcome = .ended(ended) }
+            } catch {
+                failure = error
+            }
+        }
+        delegate.photoOutput(self, didFinishCaptureFor: resolved, error: failure)
+        return outcome
+    }
+
+    // MARK: Making the photo
+
+    private func makePhoto(from frame: VideoSampleBuffer, resolved: ResolvedPhotoSettings) throws(PhotoError) -> CapturedPhoto {
+        let bytes: [UInt8]
+        var description: RawPhotoDescription?
+        if resolved.isPassthrough {
+            bytes = Array(frame.bytes)
+            if resolved.format == .raw {
+                let format = videoFormat
+                var pixelFormat = "", bytesPerLine = 0
+                switch frame.layout {
+                case .compressed(let codec): pixelFormat = codec
+                case .raw(let raw, let rowBytes):
+                    pixelFormat = raw.name
+                    bytesPerLine = rowBytes ?? Int(av_image_get_linesize(raw.raw, Int32(frame.width), 0))
+                }
+                description = RawPhotoDescription(
+                    fourcc: format?.fourcc ?? "", pixelFormat: pixelFormat, width: frame.width, height: frame.height, bytesPerLine: bytesPerLine,
+                    byteCount: bytes.count, timestampNanoseconds: frame.presentationTime.converted(toTimescale: MonotonicClock.timescale).value,
+                    sequence: frame.sequence)
+            }
+        } else {
+            let imageFormat: ImageFormat = resolved.format == .png ? .png : .jpeg
+            let image = try converter.image(of: frame, format: imageFormat.pixelFormat, width: resolved.dimensions.width, height: resolved.dimensions.height)
+            do { bytes = try ImageFile.encode(image, as: imageFormat, quality: resolved.quality) } catch { throw .processing(error.description) }
+        }
+        var sidecar: String?
+        if let path = resolved.outputPath {
+            if let description {
+                sidecar = Self.rawSidecarPath(for: path)
+                try write(Array(Self.json(description).utf8), to: sidecar!)
+                do throws(PhotoError) { try write(bytes, to: path) } catch {
+                    unlink(sidecar!)
+                    throw error
+                }
+            } else {
+                try write(bytes, to: path)
+            }
+        }
+        return CapturedPhoto(resolvedSettings: resolved, fileDataRepresentation: bytes, path: resolved.outputPath, sidecarPath: sidecar,
+                             dimensions: resolved.dimensions, timestamp: frame.presentationTime, sequence: frame.sequence,
+                             rawDescription: description)
+    }
+
+    private func write(_ bytes: [UInt8], to path: String) throws(PhotoError) {
+        do { try ImageFile.write(bytes, to: path) } catch {
+            if case .outputExists = error { throw .outputExists(path: path) }
+            throw .cannotWrite(path: path, reason: error.description.hasPrefix(path + ": ") ? String(error.description.dropFirst(path.count + 2)) : error.description)
+        }
+    }
+
+    /// The description as one JSON object (keys sorted, like capctl's JSON).
+    static func json(_ description: RawPhotoDescription) -> String {
+        func quoted(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                default:
+                    if scalar.value < 0x20 { out += String(format: scalar.value) } else { out.unicodeScalars.append(scalar) }
+                }
+            }
+            return out + "\""
+        }
+        func String(format value: UInt32) -> Swift.String {
+            let hex = Swift.String(value, radix: 16)
+            return "\\u" + Swift.String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        return "{\"byteCount\":\(description.byteCount),\"bytesPerLine\":\(description.bytesPerLine),\"fourcc\":\(quoted(description.fourcc)),"
+            + "\"height\":\(description.height),\"pixelFormat\":\(quoted(description.pixelFormat)),\"sequence\":\(description.sequence),"
+            + "\"timestampNanoseconds\":\(description.timestampNanoseconds),\"width\":\(description.width)}\n"
+    }
+
+    // MARK: Live photo movie
+
+    /// Waits until frames up to half the movie's length after the photo are
+    /// in the ring, then writes the movie from the ring. Answers why capture
+    /// ended, when it did meanwhile (the movie then holds what there is).
+    private func makeLiveMovie(around photo: VideoSampleBuffer, path: String, resolved: ResolvedPhotoSettings,
+                               queue: BoundedQueue<Message>) throws(PhotoError) -> (LivePhotoMovie, String?) {
+        guard lock.withLock({ liveEnabled }) else {
+            throw .unsupported("live photos need isLivePhotoCaptureEnabled set before the session starts")
+        }
+        let scale = MonotonicClock.timescale
+        let half = livePhotoMovieDuration.converted(toTimescale: scale).value / 2
+        let still = photo.presentationTime.converted(toTimescale: scale).value
+        var ended: String?
+        while ended == nil {
+            let latest = capture.withLock { $0.ring.last?.presentationTime.converted(toTimescale: scale).value } ?? still
+            if latest >= still + half { break }
+            if let message = queue.take(timeoutNanoseconds: 20_000_000) {
+                switch message {
+                case .request(let request): pending.append(request)
+                case .frame: break
+                case .ended(let reason): ended = reason
+                }
+            } else if queue.isClosed {
+                ended = lock.withLock { endReason } ?? "the session stopped"
+            }
+        }
+        let frames = capture.withLock { state in
+            state.ring.filter {
+                let time = $0.presentationTime.converted(toTimescale: scale).value
+                return time >= still - half && time <= still + half
+            }
+        }
+        guard let first = frames.first else { throw .processing("no frames were kept for the live photo movie") }
+        do throws(WriterError) {
+            let writer = try AssetWriter(outputPath: path)
+            let settings = VideoOutputSettings(codec: .h264, width: first.width, height: first.height, quality: 20,
+                                               expectedFrameDuration: first.duration, encoderOptions: ["tune": "zerolatency"])
+            let input = AssetWriterInput(outputSettings: .video(settings))
+            try writer.add(input)
+            try writer.startWriting()
+            try writer.startSession(atSourceTime: first.presentationTime)
+            for frame in frames {
+                switch frame.layout {
+                case .raw(let format, let bytesPerRow):
+                    try input.appendPixels(frame.bytes, format: format, width: frame.width, height: frame.height, bytesPerRow: bytesPerRow,
+                                           presentationTime: frame.presentationTime, duration: frame.duration)
+                case .compressed:
+                    let image: PixelBuffer
+                    do { image = try converter.image(of: frame, format: .yuv420p, width: frame.width, height: frame.height) } catch {
+                        writer.cancelWriting()
+                        throw WriterError.invalidSettings(error.description)
+                    }
+                    try input.append(image, presentationTime: frame.presentationTime, duration: frame.duration)
+                }
+            }
+            try input.markAsFinished()
+            let last = frames.last!
+            // On the capture clock's nanosecond scale: 1/30 s and 1 ns have no common 32-bit timescale.
+            let end = last.presentationTime.converted(toTimescale: scale) + (last.duration ?? .zero).converted(toTimescale: scale)
+            try writer.endSession(atSourceTime: end)
+            try writer.finishWriting()
+            let duration = end - first.presentationTime.converted(toTimescale: scale)
+            let movie = LivePhotoMovie(resolvedSettings: resolved, path: path, duration: duration,
+                                       photoDisplayTime: photo.presentationTime.converted(toTimescale: scale) - first.presentationTime.converted(toTimescale: scale), frames: frames.count,
+                                       bytes: RecordingFileWriter.size(of: path))
+            return (movie, ended)
+        } catch {
+            if case .outputExists = error { throw .outputExists(path: path) }
+            throw .cannotWrite(path: path, reason: error.description)
+        }
+    }
+}

@@ -1,0 +1,381 @@
+import CaptureKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `snap`: checks the outputs, opens the camera once, queues the first
+/// photo request before capture starts (so the first good frame after the
+/// warmup is the photo), spaces further requests by the interval, and reports
+/// the photo output's events.
+final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
+    private let command: Capctl.Snap
+    private let format: PhotoFileFormat
+    private let template: FileNameTemplate
+    private let reporter: SnapReporter
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var failures: [PhotoError] = []
+    private var photos = 0
+    private var firstCapture: Int64?
+    private var interrupted = false
+
+    init(command: Capctl.Snap) throws {
+        self.command = command
+        format = command.photoFormat!
+        do { template = try FileNameTemplate(command.out) } catch { throw CommandFailure(error.description, status: .usage) }
+        reporter = SnapReporter(json: command.json || isatty(STDOUT_FILENO) != 1)
+    }
+
+    /// The path of photo `number` (from 1) taken now.
+    private func path(number: Int) -> String {
+        let name = template.path(number: number)
+        return template.hasCounter || command.count == 1 ? name : FileNameTemplate.numbered(name, number: number)
+    }
+
+    private func moviePath(for photo: String) -> String? {
+        guard command.live else { return nil }
+        let slash = photo.lastIndex(of: "/")
+        let stem: String
+        if let dot = photo.lastIndex(of: "."), slash.map({ dot > $0 }) ?? true, dot != photo.startIndex {
+            stem = String(photo[..<dot])
+        } else {
+            stem = photo
+        }
+        return stem + "." + command.liveFormat.rawValue
+    }
+
+    /// Every file the photos would be written to, as far as they are known now.
+    private func plannedFiles() -> [String] {
+        // Names with time fields are only known when each photo is taken; the first one is checked.
+        let known = template.namesEachFile && !template.hasCounter ? 1 : command.count
+        var files: [String] = []
+        for number in 1...min(known, 10_000) {
+            let photo = path(number: number)
+            files.append(photo)
+            if format == .raw { files.append(PhotoOutput.rawSidecarPath(for: photo)) }
+            if let movie = moviePath(for: photo) { files.append(movie) }
+        }
+        return files
+    }
+
+    /// Fails before opening the camera when an output exists or cannot be created.
+    private func checkOutputs() throws {
+        var seen = Set<String>()
+        for file in plannedFiles() {
+            guard seen.insert(file).inserted else {
+                throw CommandFailure("\(command.out): photos \(file) would be written twice; add %n to OUT", status: .usage)
+            }
+            var info = stat()
+            if lstat(file, &info) == 0 {
+                throw CommandFailure("\(file): already exists; capctl never overwrites a file", status: .cannotCreate)
+            }
+            let directory = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+            let target = directory.isEmpty ? "/" : directory
+            if stat(target, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+                throw CommandFailure("\(file): the directory \(target) does not exist", status: .cannotCreate)
+            }
+            if access(target, W_OK) != 0 {
+                throw CommandFailure("\(file): the directory \(target) is not writable (\(String(cString: strerror(errno))))", status: .cannotCreate)
+            }
+        }
+    }
+
+    private func settings(number: Int) -> PhotoSettings {
+        let photo = path(number: number)
+        return PhotoSettings(format: format, quality: command.quality, size: nil, flashMode: command.flash,
+                             outputPath: photo, livePhotoMovieFilePath: moviePath(for: photo))
+    }
+
+    func run() throws -> ExitStatus {
+        try checkOutputs()
+        let specifier = command.video?.specifier ?? "video:0"
+        let source: any CaptureSource
+        do {
+            source = try CaptureSourceFactory.videoSource(specifier, request: command.capture.request, realtime: !command.capture.noRealtime)
+        } catch {
+            throw CommandFailure(error)
+        }
+        let input = CaptureInput(source: source)
+        do { try input.open() } catch {
+            source.close()
+            throw CommandFailure(error)
+        }
+        guard let videoFormat = source.videoFormat else {
+            source.close()
+            throw CommandFailure("\(specifier): the camera states no format", status: .dataError)
+        }
+
+        let output = PhotoOutput()
+        output.warmup = command.warmup.warmup
+        output.isLivePhotoCaptureEnabled = command.live
+        if let problem = prepare(output, source: source, format: videoFormat) {
+            source.close()
+            throw CommandFailure(problem)
+        }
+
+        let session = CaptureSession()
+        session.addInput(input)
+        session.addOutput(output)
+        session.inputDidEnd = { [weak self] _, end in
+            if case .stopped = end { return }
+            self?.finished.signal()
+        }
+        let signals = try SignalEvents([SIGINT, SIGTERM]) { [weak self] signal in
+            guard let self else { return }
+            let again = self.lock.withLock { () -> Bool in
+                defer { self.interrupted = true }
+                return self.interrupted
+            }
+            if again && signal == SIGINT { _exit(130) }
+            self.finished.signal()
+        }
+        _ = signals
+
+        var issued = 0
+        func issue() throws {
+            issued += 1
+            do { try output.capturePhoto(with: settings(number: issued), delegate: self) } catch {
+                throw CommandFailure(error)
+            }
+        }
+        // The first request waits in the output before capture starts.
+        let burst = command.interval.time <= .zero
+        let upFront = burst ? command.count : 1
+        do {
+            for _ in 0..<upFront { try issue() }
+        } catch {
+            source.close()
+            throw error
+        }
+        do {
+            try session.startRunning()
+        } catch {
+            throw CommandFailure(error)
+        }
+
+        // Wait for each request to finish; in a time-lapse, issue the next at its time.
+        var done = 0
+        let interval = command.interval.time.converted(toTimescale: MonotonicClock.timescale).value
+        while done < issued {
+            finished.wait()
+            let (count, stop, first) = lock.withLock { (photos + failures.count, interrupted, firstCapture) }
+            done = count
+            if stop || !session.isRunning { break }
+            if done == issued, issued < command.count {
+                let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * interval
+                while MonotonicClock.nowNanoseconds() < due {
+                    let remaining = Double(due - MonotonicClock.nowNanoseconds()) / 1e9
+                    if finished.wait(timeout: .now() + max(0.001, remaining)) == .success {
+                        if lock.withLock({ interrupted }) { break }
+                    }
+                }
+                if lock.withLock({ interrupted }) { break }
+                try issue()
+            }
+        }
+        session.stopRunning()
+
+        var (taken, errors) = lock.withLock { (photos, failures) }
+        if lock.withLock({ interrupted }) {
+            // Requests cut short by the user are not failures.
+            errors.removeAll { if case .captureEnded = $0 { return true } else { return false } }
+        }
+        reporter.finished(photos: taken, failed: errors.count)
+        guard let error = errors.first else { return .success }
+        let failure = CommandFailure(error)
+        Diagnostics.error(failure.message)
+        return failure.status
+    }
+
+    /// Sets the flash up and checks everything the camera's format decides,
+    /// before anything is written; answers what stands in the way.
+    private func prepare(_ output: PhotoOutput, source: any CaptureSource, format: CaptureVideoFormat) -> PhotoError? {
+        do throws(PhotoError) {
+            if command.flash != .off { output.flashDevice = try flashDevice(for: source, mode: command.flash) }
+            _ = try PhotoOutput.resolve(settings(number: 1), for: format)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The camera's light as a flash; with auto, none when it has no light.
+    private func flashDevice(for source: any CaptureSource, mode: PhotoFlashMode) throws(PhotoError) -> (any PhotoFlashDevice)? {
+        guard source is V4L2CaptureSource else {
+            if mode == .on { throw .flash("\(source.path): the camera has no flash or torch; use --flash off or auto") }
+            return nil
+        }
+        do {
+            let torch = try TorchDiscovery().torch(forDevice: source.path)
+            return try TorchPhotoFlash(torch: torch)
+        } catch let error as PhotoError {
+            if mode == .on { throw error }
+        } catch {
+            if mode == .on { throw .flash("\(source.path): the camera has no flash or torch (\(error)); use --flash off or auto") }
+        }
+        return nil
+    }
+
+    // MARK: Delegate
+
+    func photoOutput(_ output: PhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings) {
+        reporter.event("willBeginCapture", settings)
+    }
+
+    func photoOutput(_ output: PhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) {
+        reporter.event("willCapturePhoto", settings)
+    }
+
+    func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings, timestamp: MediaTime) {
+        if timestamp.isNumeric {
+            lock.withLock { if firstCapture == nil { firstCapture = timestamp.converted(toTimescale: MonotonicClock.timescale).value } }
+        }
+        reporter.event("didCapturePhoto", settings, timestamp: timestamp.isNumeric ? timestamp.seconds : nil)
+    }
+
+    func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: CapturedPhoto) {
+        reporter.photo(photo)
+    }
+
+    func photoOutput(_ output: PhotoOutput, didFinishProcessingLivePhotoMovie movie: LivePhotoMovie) {
+        reporter.movie(movie)
+    }
+
+    func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: PhotoError?) {
+        lock.withLock {
+            if let error { failures.append(error) } else { photos += 1 }
+        }
+        reporter.finishedCapture(settings, error: error)
+        finished.signal()
+    }
+}
+
+extension CommandFailure {
+    /// The status and message for a photo error.
+    init(_ error: PhotoError) {
+        switch error {
+        case .settingsReused, .unsupported, .flash: self.init(error.description, status: .usage)
+        case .outputExists, .cannotWrite: self.init(error.description, status: .cannotCreate)
+        case .processing: self.init(error.description, status: .dataError)
+        case .captureEnded: self.init(error.description, status: .unavailable)
+        }
+    }
+}
+
+/// `snap`'s events on stdout: one line per photo for people, or one JSON
+/// object a line for every delegate event. Field names are stable.
+final class SnapReporter: @unchecked Sendable {
+    let json: Bool
+    private let lock = NSLock()
+
+    init(json: Bool) { self.json = json }
+
+    struct Event: Encodable {
+        var event: String
+        var uniqueID: Int64
+        var format: String
+        var width: Int
+        var height: Int
+        var flashMode: String
+        var flashFired: Bool
+        var passthrough: Bool
+        var fourcc: String
+        var quality: Int?
+        var path: String?
+        var timestamp: Double?
+        var bytes: Int?
+        var sequence: UInt64?
+        var sidecar: String?
+        var livePhotoMovie: String?
+        var duration: Double?
+        var photoDisplayTime: Double?
+        var frames: Int?
+        var error: String?
+
+        init(_ name: String, _ settings: ResolvedPhotoSettings) {
+            event = name
+            uniqueID = settings.uniqueID
+            format = settings.format.rawValue
+            width = settings.dimensions.width
+            height = settings.dimensions.height
+            flashMode = settings.flashMode.rawValue
+            flashFired = settings.flashFired
+            passthrough = settings.isPassthrough
+            fourcc = settings.sourceFourCC
+            quality = settings.quality
+            path = settings.outputPath
+            livePhotoMovie = settings.livePhotoMovieFilePath
+        }
+    }
+
+    struct Finished: Encodable {
+        var event = "finished"
+        var photos: Int
+        var failed: Int
+    }
+
+    private func write<T: Encodable>(_ value: T) {
+        lock.withLock { try? JSONOutput.printLine(value) }
+    }
+
+    private func say(_ line: String) {
+        lock.withLock {
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+
+    func event(_ name: String, _ settings: ResolvedPhotoSettings, timestamp: Double? = nil) {
+        guard json else { return }
+        var event = Event(name, settings)
+        event.timestamp = timestamp
+        write(event)
+    }
+
+    func photo(_ photo: CapturedPhoto) {
+        if json {
+            var event = Event("didFinishProcessingPhoto", photo.resolvedSettings)
+            event.path = photo.path
+            event.width = photo.dimensions.width
+            event.height = photo.dimensions.height
+            event.bytes = photo.byteCount
+            event.timestamp = photo.timestamp.seconds
+            event.sequence = photo.sequence
+            event.sidecar = photo.sidecarPath
+            write(event)
+            return
+        }
+        let settings = photo.resolvedSettings
+        var how = settings.format.rawValue.uppercased()
+        if settings.isPassthrough { how += settings.format == .raw ? " \(settings.sourceFourCC)" : " as the camera sent it" }
+        if settings.flashFired { how += ", flash" }
+        say("\(photo.path ?? "photo") \(photo.dimensions) \(how), \(formatBytes(Int64(photo.byteCount)))")
+    }
+
+    func movie(_ movie: LivePhotoMovie) {
+        if json {
+            var event = Event("didFinishProcessingLivePhotoMovie", movie.resolvedSettings)
+            event.path = movie.path
+            event.duration = movie.duration.seconds
+            event.photoDisplayTime = movie.photoDisplayTime.seconds
+            event.frames = movie.frames
+            event.bytes = Int(movie.bytes)
+            write(event)
+            return
+        }
+        say(String(format: "%@ live movie %.2f s, photo at %.2f s, %@", movie.path, movie.duration.seconds, movie.photoDisplayTime.seconds,
+                   formatBytes(movie.bytes)))
+    }
+
+    func finishedCapture(_ settings: ResolvedPhotoSettings, error: PhotoError?) {
+        guard json else { return }
+        var event = Event("didFinishCapture", settings)
+        event.error = error?.description
+        write(event)
+    }
+
+    func finished(photos: Int, failed: Int) {
+        guard json else { return }
+        write(Finished(photos: photos, failed: failed))
+    }
+}
