@@ -500,7 +500,7 @@ public final class AssetWriter: @unchecked Sendable {
                 let relative = time - origin
                 return relative.isNumeric ? (relative, session) : nil
             }
-            return timeline.fileTime(forSource: time).map { ($0 + timelineOffset, session) }
+            return timeline.fileTime(forSource: time).map { (shiftedByOffset($0), session) }
         }
     }
 
@@ -516,8 +516,18 @@ public final class AssetWriter: @unchecked Sendable {
             }
             guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
                   let time = timeline.fileTime(forSource: start + skip) else { return nil }
-            return (skip, time + timelineOffset, keep)
+            return (skip, shiftedByOffset(time), keep)
         }
+    }
+
+    /// A file time moved later by the timeline offset. Exact where the two
+    /// share a 32-bit timescale; otherwise (nanosecond capture stamps and a
+    /// 1/48000 or 1/90000 startup delay) with the offset rounded to the
+    /// time's own timescale, far finer than any track's.
+    private func shiftedByOffset(_ time: MediaTime) -> MediaTime {
+        let exact = time + timelineOffset
+        if exact.isNumeric || !time.isNumeric { return exact }
+        return time + timelineOffset.converted(toTimescale: time.timescale)
     }
 
     private func checkAppendable() throws(WriterError) {
