@@ -29,6 +29,13 @@ final class SignalEvents: @unchecked Sendable {
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         for signal in signals { sigaction(signal, &action, nil) }
+        // A parent may have started capctl with these signals blocked (the
+        // mask is inherited): a handler that is never called would leave
+        // Ctrl-C and SIGTERM without effect.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for signal in signals { sigaddset(&unblocked, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         let box = Unmanaged.passRetained(Reader(descriptor: readEnd, handler: handler)).toOpaque()
         pthread_create(&thread, nil, { argument in
             let reader = Unmanaged<Reader>.fromOpaque(argument!).takeRetainedValue()
