@@ -41,6 +41,9 @@ struct Capctl: ParsableCommand {
             let failure = CommandFailure(error)
             Diagnostics.error(failure.message)
             Glibc.exit(failure.status.rawValue)
+        } catch let status as ExitCode {
+            // A command that has already said why (record's summary): only the status.
+            Glibc.exit(status.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is CleanExit {

@@ -118,6 +118,8 @@ public final class AssetWriter: @unchecked Sendable {
         /// Gaps up to this long (the longest packet duration seen) are
         /// rounding or a dropped sample, not a pause: runs bridge them.
         var tolerance: Int64 = 0
+        /// Video: a frame shows until the next one (see `SessionTimeline.TrackSpan`).
+        var bridgesEveryGap = false
 
         /// Records a sample's span; one without a duration still marks where
         /// a run starts, to be joined to the next sample.
@@ -337,7 +339,11 @@ public final class AssetWriter: @unchecked Sendable {
             let keyframeInterval = fragmented ? settings.fragmentInterval : nil
             try input.prepare(stream: stream, index: index, globalHeader: globalHeader, fragmentInterval: keyframeInterval)
         }
-        spans = Array(repeating: TrackSpanTicks(), count: inputList.count)
+        spans = inputList.map { input in
+            var span = TrackSpanTicks()
+            span.bridgesEveryGap = input.mediaType == .video
+            return span
+        }
         if fragmented {
             // A fragment cannot start before time 0, and libavformat would
             // otherwise shift each track on its own: start the timeline late
@@ -613,7 +619,7 @@ public final class AssetWriter: @unchecked Sendable {
                 let scale = Int32(clamping: mediaScales[index])
                 let trackSpan = SessionTimeline.TrackSpan(
                     runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                    firstDecode: MediaTime(value: firstDecode, timescale: scale))
+                    firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
                 spansInTime.append(trackSpan)
                 if let last = trackSpan.runs.last { latestEnd = max(latestEnd, last.end) }
             }

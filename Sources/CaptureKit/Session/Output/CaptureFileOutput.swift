@@ -441,6 +441,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         do {
             try file.writer.startSession(atSourceTime: time)
             file.sessionStart = time
+            file.lastSession = (time, nil)
             if !file.startedReported {
                 file.startedReported = true
                 delegateCall { $0.fileOutput(self, didStartRecordingTo: file.path) }
@@ -473,10 +474,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
-                if let start = file.sessionStart {
+                // The part in the running session, or (for audio still on its
+                // way when the file was cut) in the session the cut ended.
+                let session: (start: MediaTime, end: MediaTime?)? = file.sessionStart.map { ($0, nil) }
+                    ?? (file.cutTime != nil ? file.lastSession.flatMap { last in last.end.map { (last.start, $0) } } : nil)
+                if let session {
                     let end = audio.presentationTime + audio.duration
-                    let from = max(audio.presentationTime, start)
-                    let to = file.cutTime.map { min(end, $0) } ?? end
+                    let from = max(audio.presentationTime, session.start)
+                    let to = [end, file.cutTime, session.end].compactMap { $0 }.min()!
                     if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
                     if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
                 }
@@ -501,6 +506,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
                 file.closedDuration = file.closedDuration + (end - start)
                 file.sessionStart = nil
+                file.lastSession?.end = end
             }
             lock.withLock { stats.isPaused = true }
             delegateCall { $0.fileOutput(self, didPauseRecordingTo: file.path) }
@@ -540,6 +546,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             try? file.writer.endSession(atSourceTime: end)
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
+            file.lastSession?.end = end
         }
         file.cutTime = time
         file.cutRequestedAt = MonotonicClock.nowNanoseconds()
@@ -604,8 +611,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         stopping = (.error, error)
         if current === file {
             current = nil
-            file.cutTime = file.latestEnd ?? latestSourceTime
-            draining.append(file)
+            // Cut where its samples end, so that its duration is counted.
+            beginCut(file, at: file.latestEnd ?? latestSourceTime ?? MonotonicClock.now())
         }
         finishDrainedFiles(force: true)
     }
@@ -633,10 +640,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
             return
         }
-        // Duration: the cut falls exactly at the limit, between frames.
+        // Duration: the cut falls exactly at the limit, between frames; with
+        // audio alone, inside the buffer that reaches it (the rest is trimmed).
+        let reach = hasVideo ? time : sampleEnd(sample)
         if maxRecordedDuration.isNumeric, let start = file.sessionStart {
             let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
-            if time >= limitTime {
+            if reach >= limitTime {
                 stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
                 return
             }
@@ -657,7 +666,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
         if segmentDuration.isNumeric, let start = file.sessionStart {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
-            if time >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
+            if reach >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
         }
     }
 
