@@ -69,6 +69,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     private var pendingAudio: [(Int, SampleBuffer)] = []
     private var endedInputs: Set<Int> = []
     private var lastFreeSpaceCheck: Int64 = 0
+    private var lastFreeSpace: Int64?
+    private var writtenAtFreeSpaceCheck: Int64 = 0
     private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     private var paused = false
     private var sessionStopped = false
@@ -651,13 +653,18 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             }
         }
         if minFreeDiskSpaceLimit > 0 {
+            // The volume is asked four times a second; in between, what was
+            // written since counts against what it said.
             let now = MonotonicClock.nowNanoseconds()
+            let written = closedBytes + estimate
             if now - lastFreeSpaceCheck > 250_000_000 {
                 lastFreeSpaceCheck = now
-                if let free = Self.freeSpace(near: file.path), free < minFreeDiskSpaceLimit + margin {
-                    stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
-                    return
-                }
+                lastFreeSpace = Self.freeSpace(near: file.path)
+                writtenAtFreeSpaceCheck = written
+            }
+            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeDiskSpaceLimit + margin {
+                stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
+                return
             }
         }
         if segmentFileSize > 0, estimate + margin >= segmentFileSize {
