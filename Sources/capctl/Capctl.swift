@@ -41,6 +41,9 @@ struct Capctl: ParsableCommand {
             let failure = CommandFailure(error)
             Diagnostics.error(failure.message)
             Glibc.exit(failure.status.rawValue)
+        } catch let status as ExitCode {
+            // A command that has already said why (record's summary): only the status.
+            Glibc.exit(status.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is CleanExit {
@@ -48,10 +51,20 @@ struct Capctl: ParsableCommand {
             }
             // Parsing and validation errors: one line naming the problem and
             // where to look, instead of the full usage text.
-            let message = self.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+            let message = oneLine(self.message(for: error)) ?? "\(error)"
             let stripped = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
             Diagnostics.error("\(stripped) (see 'capctl help')")
             Glibc.exit(code.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : code.rawValue)
         }
+    }
+
+    /// The first line of a parser message; a list that follows a line ending
+    /// in ':' (the values an option accepts) is joined onto it.
+    static func oneLine(_ message: String) -> String? {
+        let lines = message.split(whereSeparator: \.isNewline).map { String($0.drop { $0 == " " }) }
+        guard let first = lines.first else { return nil }
+        guard first.hasSuffix(":") else { return first }
+        let items = lines.dropFirst().prefix { $0.hasPrefix("- ") }.map { String($0.dropFirst(2)) }
+        return items.isEmpty ? first : first + " " + items.joined(separator: ", ")
     }
 }

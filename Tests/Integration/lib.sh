@@ -192,3 +192,62 @@ frame_count() {
   ffprobe -v error -count_frames -select_streams "${2:-v:0}" -show_entries stream=nb_read_frames \
     -of default=noprint_wrappers=1:nokey=1 "$1"
 }
+
+# --- recordings -----------------------------------------------------------------------------
+
+# event_field FILE EVENT FIELD: FIELD of the last EVENT object in an NDJSON FILE (record's
+# --progress json output), printed as JSON (strings quoted, null when absent); fails if no
+# such event
+event_field() {
+  python3 - "$@" <<'PY' || fail "no '$2' event in $1: $(tail -3 "$1")"
+import json, sys
+path, name, field = sys.argv[1:4]
+events = [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+matching = [e for e in events if e.get("event") == name]
+if not matching:
+    sys.exit(1)
+print(json.dumps(matching[-1].get(field)))
+PY
+}
+
+# wait_record_event FILE EVENT [SECONDS] [PYTHON_CONDITION]: until FILE has an EVENT whose fields
+# (a dict e) satisfy the condition (default True)
+wait_record_event() {
+  local deadline=$((SECONDS + ${3:-30}))
+  until python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    if not l.strip().startswith("{"): continue
+    e = json.loads(l)
+    if e.get("event") == sys.argv[2] and eval(sys.argv[3]): sys.exit(0)
+sys.exit(1)' "$1" "$2" "${4:-True}" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      echo "--- $1:" >&2
+      tail -5 "$1" >&2
+      fail "no '$2' event matching ${4:-True} within ${3:-30}s"
+    fi
+    sleep 0.2
+  done
+}
+
+# packet_times FILE [STREAM]: presentation times of a stream's packets, one a line, sorted
+packet_times() {
+  ffprobe -v error -select_streams "${2:-v:0}" -show_entries packet=pts_time -of csv=p=0 "$1" | sort -g
+}
+
+# largest_gap FILE [STREAM]: the longest time between consecutive frames (seconds)
+largest_gap() {
+  packet_times "$1" "${2:-v:0}" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { printf "%.6f\n", m }'
+}
+
+# stream_duration FILE STREAM: a track's duration as `capctl info --json` reports it
+stream_duration() {
+  "$CAPCTL" info --json "$1" | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+t = [t for t in d["tracks"] if t["type"] == sys.argv[1]][0]
+print(t["duration"])' "$2"
+}
+
+# within A B TOLERANCE: |A - B| <= TOLERANCE (decimal numbers)
+within() {
+  awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t + 1e-9) }'
+}

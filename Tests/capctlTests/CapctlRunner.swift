@@ -11,9 +11,10 @@ struct CapctlRun {
         Bundle.main.bundleURL.appendingPathComponent("capctl")
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CapctlRun {
+    static func run(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) throws -> CapctlRun {
         let process = Process()
         process.executableURL = binary
+        if let directory { process.currentDirectoryURL = directory }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()

@@ -45,7 +45,16 @@ public struct DeviceDiscovery: Sendable {
     /// or an ALSA PCM name. When `mediaType` is given, a device of the other
     /// kind is refused as not a capture device of that kind.
     public func resolve(_ specifier: String, expecting mediaType: MediaType? = nil) throws(DeviceError) -> CaptureDevice {
-        let device = try find(specifier)
+        let device: CaptureDevice
+        do {
+            device = try find(specifier)
+        } catch {
+            // A path that is no camera was probed as one; for a microphone, say what names one instead.
+            if mediaType == .audio, specifier.hasPrefix("/"), case .notACaptureDevice = error {
+                throw .notACaptureDevice(specifier, reason: "not a microphone; name an ALSA capture device as hw:CARD,DEVICE, default or audio:N")
+            }
+            throw error
+        }
         if let mediaType, device.mediaType != mediaType {
             throw .notACaptureDevice(specifier, reason: "not \(mediaType == .video ? "a camera" : "a microphone"); it is \(device.mediaType == .video ? "a camera" : "a microphone")")
         }

@@ -210,6 +210,9 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             // With every buffer lent out there is nothing for the driver to
             // fill; wait briefly for one to come back instead of polling the node.
             let waitOnDevice = queue.queuedCount > 0
+            // None queued because the driver refused them back: nothing
+            // will ever arrive, so end the way that refusal says.
+            if !waitOnDevice, let failure = queue.requeueFailure { return end(after: failure, queue: queue) }
             var entries = [pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
             if waitOnDevice { entries.append(pollfd(fd: queue.node.fd, events: Int16(POLLIN), revents: 0)) }
             let ready = Glibc.poll(&entries, nfds_t(entries.count), waitOnDevice ? 1000 : 5)

@@ -95,6 +95,8 @@ final class V4L2BufferQueue: @unchecked Sendable {
         var lent = Set<Int>()
         var streaming = false
         var closed = false
+        /// Why the last buffer could not be queued again, if it could not.
+        var requeueFailure: SystemCallError?
     }
 
     let node: V4L2StreamingNode
@@ -139,6 +141,10 @@ final class V4L2BufferQueue: @unchecked Sendable {
 
     /// Buffers in the driver's queue now; with none, there is nothing to poll for.
     var queuedCount: Int { state.withLock { $0.queued.count } }
+
+    /// Why a released buffer could not be queued again (a device gone
+    /// answers ENODEV); nil while they all went back.
+    var requeueFailure: SystemCallError? { state.withLock { $0.requeueFailure } }
 
     var isClosed: Bool { state.withLock { $0.closed } }
 
@@ -216,8 +222,14 @@ final class V4L2BufferQueue: @unchecked Sendable {
             state.lent.remove(index)
             guard state.streaming, !state.closed, !state.queued.contains(index) else { return }
             // A failed QBUF (device gone) leaves the buffer idle; the
-            // capture loop learns of the failure from DQBUF or poll().
-            if (try? queue(index)) != nil { state.queued.insert(index) }
+            // capture loop learns of the failure from DQBUF or poll(), or,
+            // once no buffer is left queued, from `requeueFailure`.
+            do throws(SystemCallError) {
+                try queue(index)
+                state.queued.insert(index)
+            } catch {
+                state.requeueFailure = error
+            }
         }
     }
 

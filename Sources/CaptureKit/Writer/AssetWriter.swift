@@ -118,6 +118,8 @@ public final class AssetWriter: @unchecked Sendable {
         /// Gaps up to this long (the longest packet duration seen) are
         /// rounding or a dropped sample, not a pause: runs bridge them.
         var tolerance: Int64 = 0
+        /// Video: a frame shows until the next one (see `SessionTimeline.TrackSpan`).
+        var bridgesEveryGap = false
 
         /// Records a sample's span; one without a duration still marks where
         /// a run starts, to be joined to the next sample.
@@ -337,7 +339,11 @@ public final class AssetWriter: @unchecked Sendable {
             let keyframeInterval = fragmented ? settings.fragmentInterval : nil
             try input.prepare(stream: stream, index: index, globalHeader: globalHeader, fragmentInterval: keyframeInterval)
         }
-        spans = Array(repeating: TrackSpanTicks(), count: inputList.count)
+        spans = inputList.map { input in
+            var span = TrackSpanTicks()
+            span.bridgesEveryGap = input.mediaType == .video
+            return span
+        }
         if fragmented {
             // A fragment cannot start before time 0, and libavformat would
             // otherwise shift each track on its own: start the timeline late
@@ -500,7 +506,7 @@ public final class AssetWriter: @unchecked Sendable {
                 let relative = time - origin
                 return relative.isNumeric ? (relative, session) : nil
             }
-            return timeline.fileTime(forSource: time).map { ($0 + timelineOffset, session) }
+            return timeline.fileTime(forSource: time).map { (shiftedByOffset($0), session) }
         }
     }
 
@@ -516,8 +522,18 @@ public final class AssetWriter: @unchecked Sendable {
             }
             guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
                   let time = timeline.fileTime(forSource: start + skip) else { return nil }
-            return (skip, time + timelineOffset, keep)
+            return (skip, shiftedByOffset(time), keep)
         }
+    }
+
+    /// A file time moved later by the timeline offset. Exact where the two
+    /// share a 32-bit timescale; otherwise (nanosecond capture stamps and a
+    /// 1/48000 or 1/90000 startup delay) with the offset rounded to the
+    /// time's own timescale, far finer than any track's.
+    private func shiftedByOffset(_ time: MediaTime) -> MediaTime {
+        let exact = time + timelineOffset
+        if exact.isNumeric || !time.isNumeric { return exact }
+        return time + timelineOffset.converted(toTimescale: time.timescale)
     }
 
     private func checkAppendable() throws(WriterError) {
@@ -603,7 +619,7 @@ public final class AssetWriter: @unchecked Sendable {
                 let scale = Int32(clamping: mediaScales[index])
                 let trackSpan = SessionTimeline.TrackSpan(
                     runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                    firstDecode: MediaTime(value: firstDecode, timescale: scale))
+                    firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
                 spansInTime.append(trackSpan)
                 if let last = trackSpan.runs.last { latestEnd = max(latestEnd, last.end) }
             }

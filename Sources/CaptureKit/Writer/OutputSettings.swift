@@ -100,6 +100,8 @@ public struct VideoOutputSettings: Sendable, Hashable {
     /// The encoder's speed preset (`ultrafast` … `veryslow` for x264/x265,
     /// 0–13 for SVT-AV1, the cpu-used level for VP9).
     public var preset: String?
+    /// The speed presets libx264 and libx265 know, fastest first.
+    public static let x26xPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
     /// At most this many frames from one keyframe to the next.
     public var maxKeyFrameInterval: Int?
     /// At most this much time from one keyframe to the next; a keyframe is

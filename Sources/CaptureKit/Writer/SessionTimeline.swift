@@ -99,6 +99,16 @@ struct SessionTimeline {
         var runs: [(start: MediaTime, end: MediaTime)]
         /// The decode time of its first sample: media time 0.
         var firstDecode: MediaTime
+        /// Whether a session's samples cover it from the first to the last
+        /// without holes: video, whose frames show until the next one
+        /// however many a camera dropped in between.
+        var bridgesGaps = false
+
+        init(runs: [(start: MediaTime, end: MediaTime)], firstDecode: MediaTime, bridgesGaps: Bool = false) {
+            self.runs = runs
+            self.firstDecode = firstDecode
+            self.bridgesGaps = bridgesGaps
+        }
     }
 
     /// One edit in MediaTime, before rounding to the file's time scales.
@@ -127,7 +137,9 @@ struct SessionTimeline {
             let start = session.start - origin
             let end = sessionEnd - origin
             var cursor = start
-            for run in track.runs where run.end > start && run.start < end {
+            var runs = track.runs.filter { $0.end > start && $0.start < end }
+            if track.bridgesGaps, let first = runs.first, let last = runs.last { runs = [(first.start, last.end)] }
+            for run in runs {
                 let from = max(start, run.start)
                 let to = min(end, run.end)
                 add(Edit(duration: from - cursor, mediaStart: nil))

@@ -66,7 +66,14 @@ final class VideoEncoder {
         switch name {
         case "libx264", "libx265":
             set("forced-idr", "1")
-            if let preset = settings.preset { set("preset", preset) }
+            if let preset = settings.preset {
+                // x264 and x265 print an unknown preset's name on stderr themselves; refuse it first.
+                guard VideoOutputSettings.x26xPresets.contains(preset) else {
+                    avcodec_free_context(&contextPointer)
+                    throw .invalidSettings("'\(preset)' is not a \(name) preset; use " + VideoOutputSettings.x26xPresets.joined(separator: ", "))
+                }
+                set("preset", preset)
+            }
             if let quality = settings.quality { set("crf", String(quality)) }
         case "libvpx-vp9":
             set("deadline", "realtime")

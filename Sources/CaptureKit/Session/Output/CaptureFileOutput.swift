@@ -69,6 +69,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     private var pendingAudio: [(Int, SampleBuffer)] = []
     private var endedInputs: Set<Int> = []
     private var lastFreeSpaceCheck: Int64 = 0
+    private var lastFreeSpace: Int64?
+    private var writtenAtFreeSpaceCheck: Int64 = 0
     private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     private var paused = false
     private var sessionStopped = false
@@ -465,6 +467,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         do {
             try file.writer.startSession(atSourceTime: time)
             file.sessionStart = time
+            file.lastSession = (time, nil)
             if !file.startedReported {
                 file.startedReported = true
                 delegateCall { $0.fileOutput(self, didStartRecordingTo: file.path) }
@@ -479,7 +482,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         // Before the first session, and while paused, only audio captured
         // before the pause (still on its way) is written.
         let pausedAudio: Bool
-        if case .audio(let audio) = sample, file.sessionStart == nil, let pauseCut = file.lastSessionEnd, audio.presentationTime < pauseCut {
+        if case .audio(let audio) = sample, file.sessionStart == nil, let pauseCut = file.lastSession?.end, audio.presentationTime < pauseCut {
             pausedAudio = true
         } else {
             pausedAudio = false
@@ -504,11 +507,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
-                if let start = file.sessionStart ?? (pausedAudio ? audio.presentationTime : nil) {
+                // The part in the running session, or (for audio still on its
+                // way when the file was cut) in the session the cut ended.
+                let session: (start: MediaTime, end: MediaTime?)? = file.sessionStart.map { ($0, nil) }
+                    ?? (file.cutTime != nil || pausedAudio ? file.lastSession.flatMap { last in last.end.map { (last.start, $0) } } : nil)
+                if let session {
                     let end = audio.presentationTime + audio.duration
-                    let from = max(audio.presentationTime, start)
-                    var to = file.cutTime.map { min(end, $0) } ?? end
-                    if pausedAudio, let pauseCut = file.lastSessionEnd { to = min(to, pauseCut) }
+                    let from = max(audio.presentationTime, session.start)
+                    let to = [end, file.cutTime, session.end].compactMap { $0 }.min()!
                     if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
                     if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
                 }
@@ -533,7 +539,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
                 file.closedDuration = file.closedDuration + (end - start)
                 file.sessionStart = nil
-                file.lastSessionEnd = end
+                file.lastSession?.end = end
             }
             lock.withLock { stats.isPaused = true }
             delegateCall { $0.fileOutput(self, didPauseRecordingTo: file.path) }
@@ -573,6 +579,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             try? file.writer.endSession(atSourceTime: end)
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
+            file.lastSession?.end = end
         }
         file.cutTime = time
         file.cutRequestedAt = MonotonicClock.nowNanoseconds()
@@ -637,8 +644,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         stopping = (.error, error)
         if current === file {
             current = nil
-            file.cutTime = file.latestEnd ?? latestSourceTime
-            draining.append(file)
+            // Cut where its samples end, so that its duration is counted.
+            beginCut(file, at: file.latestEnd ?? latestSourceTime ?? MonotonicClock.now())
         }
         finishDrainedFiles(force: true)
     }
@@ -666,22 +673,29 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
             return
         }
-        // Duration: the cut falls exactly at the limit, between frames.
+        // Duration: the cut falls exactly at the limit, between frames; with
+        // audio alone, inside the buffer that reaches it (the rest is trimmed).
+        let reach = hasVideo ? time : sampleEnd(sample)
         if maxRecordedDuration.isNumeric, let start = file.sessionStart {
             let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
-            if time >= limitTime {
+            if reach >= limitTime {
                 stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
                 return
             }
         }
         if minFreeDiskSpaceLimit > 0 {
+            // The volume is asked four times a second; in between, what was
+            // written since counts against what it said.
             let now = MonotonicClock.nowNanoseconds()
+            let written = closedBytes + estimate
             if now - lastFreeSpaceCheck > 250_000_000 {
                 lastFreeSpaceCheck = now
-                if let free = Self.freeSpace(near: file.path), free < minFreeDiskSpaceLimit + margin {
-                    stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
-                    return
-                }
+                lastFreeSpace = Self.freeSpace(near: file.path)
+                writtenAtFreeSpaceCheck = written
+            }
+            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeDiskSpaceLimit + margin {
+                stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
+                return
             }
         }
         if segmentFileSize > 0, estimate + margin >= segmentFileSize {
@@ -690,7 +704,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
         if segmentDuration.isNumeric, let start = file.sessionStart {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
-            if time >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
+            if reach >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
         }
     }
 

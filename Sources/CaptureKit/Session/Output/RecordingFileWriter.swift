@@ -13,8 +13,8 @@ final class RecordingFileWriter {
     let writerInputs: [AssetWriterInput?]
     /// Where the running writer session started (source time); nil while paused.
     var sessionStart: MediaTime?
-    /// Where the last writer session ended (at a pause), on the source clock.
-    var lastSessionEnd: MediaTime?
+    /// The latest session's start and, once it ended, its end (source time).
+    var lastSession: (start: MediaTime, end: MediaTime?)?
     /// Media time of the sessions already ended.
     var closedDuration = MediaTime.zero
     /// The latest end (time + duration) of a sample written, on the source clock.

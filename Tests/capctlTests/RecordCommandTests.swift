@@ -1,0 +1,269 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A `capctl record` running in the background, its NDJSON events collected as they come.
+final class RunningRecorder: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var errors = Data()
+
+    init(_ arguments: [String], in directory: URL) throws {
+        process.executableURL = CapctlRun.binary
+        process.arguments = ["record", "--progress", "json", "--progress-interval", "0.1"] + arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.lock.lock(); self.buffer.append(chunk); self.lock.unlock()
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.lock.lock(); self.errors.append(chunk); self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    /// Every complete event so far.
+    var events: [[String: Any]] {
+        lock.lock()
+        let text = String(decoding: buffer, as: UTF8.self)
+        lock.unlock()
+        return text.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+
+    var stderr: String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: errors, as: UTF8.self)
+    }
+
+    /// Waits (at most `seconds`) for an event that satisfies `condition`.
+    @discardableResult
+    func waitFor(_ seconds: Double = 30, _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let event = events.first(where: condition) { return event }
+            if !process.isRunning, let event = events.first(where: condition) { return event }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        throw RecorderTimeout(events: events.map { $0["event"] as? String ?? "?" }, stderr: stderr)
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    deinit {
+        // A test that failed half way leaves no recording running.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for the process to end and returns its status.
+    func finish() -> Int32 {
+        process.waitUntilExit()
+        usleep(100_000)
+        return process.terminationStatus
+    }
+
+    struct RecorderTimeout: Error, CustomStringConvertible {
+        let events: [String]
+        let stderr: String
+        var description: String { "timed out; events so far: \(events); stderr: \(stderr)" }
+    }
+}
+
+/// Runs a tool such as ffprobe and answers its stdout (and status).
+func runTool(_ name: String, _ arguments: [String]) throws -> (status: Int32, stdout: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [name] + arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// The presentation times of a stream's packets, in seconds, in file order.
+func packetTimes(_ path: String, stream: String = "v:0") throws -> [Double] {
+    let result = try runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time",
+                                         "-of", "csv=p=0", path])
+    return result.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+}
+
+/// Frames ffmpeg decodes from a stream (0 when it cannot read the file).
+func decodedFrames(_ path: String, stream: String = "v:0") throws -> Int {
+    let result = try runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", stream, "-show_entries",
+                                         "stream=nb_read_frames", "-of", "csv=p=0", path])
+    return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+}
+
+/// `capctl info --json` of a file.
+func mediaInfo(_ path: String) throws -> [String: Any] {
+    let result = try CapctlRun.run(["info", "--json", path])
+    guard result.status == 0 else { throw CapctlInfoFailed(message: result.stderr) }
+    return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+}
+
+struct CapctlInfoFailed: Error { let message: String }
+
+func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
+    (info["tracks"] as? [[String: Any]])?.first { $0["type"] as? String == type }
+}
+
+/// `capctl record` on the virtual devices: limits, segments, signals and
+/// audio-only containers, checked on the files with `capctl info` and ffprobe.
+@Suite(.serialized) struct RecordCommandTests {
+    static let small = ["--video", "test-pattern", "--size", "320x240"]
+
+    func finished(_ result: CapctlRun) throws -> [String: Any] {
+        let line = try #require(result.stdout.split(separator: "\n").last)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(event["event"] as? String == "finished")
+        return event
+    }
+
+    @Test func maxDurationStopsWithinOneFrame() throws {
+        let scratch = try RecordScratch()
+        let result = try CapctlRun.run(["record"] + Self.small + ["--no-realtime", "--max-duration", "2.5", "--progress", "json", "out.mp4"],
+                                       in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        let event = try finished(result)
+        #expect(event["reason"] as? String == "max-duration")
+        #expect(event["frames"] as? Int == 75)
+        #expect(event["exitStatus"] as? Int == 0)
+        let info = try mediaInfo(scratch.file("out.mp4"))
+        let video = try #require(track(info, "video"))
+        let duration = try #require(video["duration"] as? Double)
+        #expect(abs(duration - 2.5) <= 1.0 / 30 + 1e-6, "video track lasts \(duration) s")
+        #expect(video["frames"] as? Int == 75)
+        #expect(try decodedFrames(scratch.file("out.mp4")) == 75)
+    }
+
+    @Test func maxSizeIsNotExceeded() throws {
+        let scratch = try RecordScratch()
+        let limit = 300_000
+        let result = try CapctlRun.run(["record"] + Self.small + ["--no-realtime", "--max-size", "300K", "--max-duration", "5m",
+                                                                  "--progress", "json", "out.mp4"], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["reason"] as? String == "max-size")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: scratch.file("out.mp4"))[.size] as? Int)
+        #expect(size <= limit, "\(size) bytes")
+        #expect(size >= limit / 2, "stopped far too early: \(size) bytes")
+        #expect(event["bytes"] as? Int == size)
+        let frames = try #require(event["frames"] as? Int)
+        #expect(try decodedFrames(scratch.file("out.mp4")) == frames)
+    }
+
+    @Test func segmentsAddUpWithNoFrameTwice() throws {
+        let scratch = try RecordScratch()
+        let result = try CapctlRun.run(["record"] + Self.small + ["--no-realtime", "--max-duration", "3.5", "--segment-duration", "1",
+                                                                  "--progress", "json", "seg-%n.mp4"], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        let files = try #require(event["files"] as? [String])
+        #expect(files == ["seg-1.mp4", "seg-2.mp4", "seg-3.mp4", "seg-4.mp4"])
+        #expect(scratch.contents == files)
+        let segments = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }.filter { $0["event"] as? String == "segment" }
+        #expect(segments.count == 4)
+        var total = 0
+        for (file, segment) in zip(files, segments) {
+            let frames = try decodedFrames(scratch.file(file))
+            #expect(segment["frames"] as? Int == frames, "\(file)")
+            #expect(segment["complete"] as? Bool == true)
+            let times = try packetTimes(scratch.file(file))
+            #expect(Set(times).count == times.count, "\(file) repeats a timestamp")
+            total += frames
+        }
+        #expect(total == event["frames"] as? Int)
+        #expect(total == 105)
+    }
+
+    @Test func sigintFinalizesThePlayableFile() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.small + ["--no-fragments", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["frames"] as? Int ?? 0) > 5 }
+        recorder.signal(SIGINT)
+        #expect(recorder.finish() == 0, "stderr: \(recorder.stderr)")
+        let event = try recorder.waitFor(5) { $0["event"] as? String == "finished" }
+        #expect(event["reason"] as? String == "stopped")
+        // A classic (unfragmented) MP4 plays only once its index is written.
+        let frames = try decodedFrames(scratch.file("out.mp4"))
+        #expect(frames > 5)
+        #expect(frames == event["frames"] as? Int)
+        #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
+    }
+
+    @Test func pausedTimeIsLeftOut() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.small + ["--max-duration", "2", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 0.5 }
+        recorder.signal(SIGUSR1)
+        let paused = try recorder.waitFor { $0["event"] as? String == "paused" }
+        let pausedAt = try #require(paused["duration"] as? Double)
+        usleep(1_500_000)
+        // Still paused: the recorded duration has not moved.
+        let during = recorder.events.last { $0["event"] as? String == "progress" }
+        #expect(during?["paused"] as? Bool == true)
+        #expect(abs((during?["duration"] as? Double ?? -1) - pausedAt) < 1e-6)
+        recorder.signal(SIGUSR2)
+        try recorder.waitFor { $0["event"] as? String == "resumed" }
+        #expect(recorder.finish() == 0, "stderr: \(recorder.stderr)")
+        let event = try recorder.waitFor(5) { $0["event"] as? String == "finished" }
+        #expect(event["reason"] as? String == "max-duration")
+        // 2 s recorded at 30 fps, the 1.5 s pause left out.
+        let frames = try #require(event["frames"] as? Int)
+        #expect(abs(frames - 60) <= 1, "\(frames) frames")
+        #expect(try decodedFrames(scratch.file("out.mp4")) == frames)
+        let info = try mediaInfo(scratch.file("out.mp4"))
+        let duration = try #require(info["duration"] as? Double)
+        #expect(abs(duration - 2) <= 2.0 / 30 + 1e-6, "file lasts \(duration) s")
+    }
+
+    @Test func sigkillLeavesAFileReadableToItsLastFragment() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.small + ["--fragment-interval", "0.5", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 2 }
+        recorder.signal(SIGKILL)
+        _ = recorder.finish()
+        #expect(recorder.process.terminationReason == .uncaughtSignal)
+        // At least the fragments before the last half second are there and decode.
+        let frames = try decodedFrames(scratch.file("out.mp4"))
+        #expect(frames >= 30, "\(frames) frames decoded")
+        let info = try mediaInfo(scratch.file("out.mp4"))
+        #expect((info["fragments"] as? Int ?? 0) >= 2)
+        #expect(try runTool("ffmpeg", ["-v", "error", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
+    }
+
+    @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
+    func audioOnlyFiles(ext: String, codec: String) throws {
+        let scratch = try RecordScratch()
+        let name = "tone.\(ext)"
+        let result = try CapctlRun.run(["record", "--audio", "test-tone:1000", "--no-realtime", "--max-duration", "1.5",
+                                        "--progress", "json", name], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["audioSamples"] as? Int == 72000)
+        #expect(event["frames"] as? Int == 0)
+        let info = try mediaInfo(scratch.file(name))
+        let audio = try #require(track(info, "audio"))
+        #expect(audio["codec"] as? String == codec)
+        #expect(audio["sampleRate"] as? Int == 48000)
+        #expect(track(info, "video") == nil)
+        let duration = try #require(audio["duration"] as? Double)
+        // Lossy codecs add their priming and padding; never more than a frame of 2048 samples.
+        #expect(duration >= 1.5 - 1e-6 && duration <= 1.5 + 2048.0 / 48000, "\(duration) s")
+    }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# capctl record vs. ffmpeg: CPU time and peak memory, encoding Y4M to H.264 and copying MJPEG.
+#
+# Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media)
+#        CAPCTL_BENCH_THREADS=N encoder threads (default 1)
+#
+# Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 YUYV 4:2:2
+# (yuyv422) Y4M files, and a 1280x720 MJPEG stream. capctl replays each as a camera
+# (--video file:IN, --no-realtime) into an MP4 file, encoding with libx264 (preset
+# ultrafast, CRF 23) or copying the MJPEG frames; ffmpeg does the same from the same file.
+# Each run is measured with /usr/bin/time (user + system CPU seconds, peak resident
+# memory); runs alternate between the two tools and the medians are compared.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-5}
+seconds=${2:-4}
+threads=${CAPCTL_BENCH_THREADS:-1}
+scratch=${BENCH_SCRATCH:-.build-bench}
+
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (scripts/setup installs the 'time' package)" >&2; exit 1; }
+command -v ffmpeg >/dev/null || { echo "bench: ffmpeg is missing (scripts/setup installs it)" >&2; exit 1; }
+
+echo "building capctl (release)..." >&2
+swift build -c release --product capctl --scratch-path "$scratch" >&2
+capctl="$scratch/release/capctl"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "making inputs ($seconds s each)..." >&2
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -pix_fmt yuyv422 -f yuv4mpegpipe "$work/720p.y4m"
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t "$seconds" -pix_fmt yuyv422 -f yuv4mpegpipe "$work/1080p.y4m"
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -c:v mjpeg -q:v 3 -f mjpeg "$work/720p.mjpeg"
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# measure OUT COMMAND...: runs it once; prints "CPU_SECONDS PEAK_KIB"
+measure() {
+  local out=$1
+  shift
+  rm -f "$out"
+  /usr/bin/time -f '%U %S %M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || {
+    echo "bench: failed: $*" >&2
+    cat "$work/stderr.txt" >&2
+    exit 1
+  }
+  awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time.txt"
+}
+
+rows=()
+# bench_case NAME INPUT CAPCTL_ARGS FFMPEG_ARGS (argument lists as strings, split on spaces)
+bench_case() {
+  local name=$1 input=$2 capctl_args=$3 ffmpeg_args=$4
+  local c_cpu=() c_mem=() f_cpu=() f_mem=() run result
+  for ((run = 1; run <= runs; run++)); do
+    # shellcheck disable=SC2086
+    result=$(measure "$work/capctl.mp4" "$capctl" record --video "file:$input" --no-realtime $capctl_args \
+      --min-free-space 0 --progress json "$work/capctl.mp4")
+    c_cpu+=("${result% *}")
+    c_mem+=("${result#* }")
+    # shellcheck disable=SC2086
+    result=$(measure "$work/ffmpeg.mp4" ffmpeg -v error -nostdin -y -i "$input" $ffmpeg_args "$work/ffmpeg.mp4")
+    f_cpu+=("${result% *}")
+    f_mem+=("${result#* }")
+    echo "$name run $run: capctl ${c_cpu[-1]} s ${c_mem[-1]} KiB, ffmpeg ${f_cpu[-1]} s ${f_mem[-1]} KiB" >&2
+  done
+  local cc cm fc fm
+  cc=$(printf '%s\n' "${c_cpu[@]}" | median)
+  cm=$(printf '%s\n' "${c_mem[@]}" | median)
+  fc=$(printf '%s\n' "${f_cpu[@]}" | median)
+  fm=$(printf '%s\n' "${f_mem[@]}" | median)
+  rows+=("$(awk -v n="$name" -v cc="$cc" -v fc="$fc" -v cm="$cm" -v fm="$fm" \
+    'BEGIN { printf "%-22s %9.3f %9.3f %7.2f %11.0f %11.0f %7.2f", n, cc, fc, (fc > 0 ? cc / fc : 0), cm / 1024, fm / 1024, cm / fm }')")
+}
+
+encode="--video-codec h264 --preset ultrafast --crf 23 --threads $threads"
+x264="-c:v libx264 -preset ultrafast -crf 23 -threads $threads"
+bench_case "720p YUYV -> h264" "$work/720p.y4m" "$encode" "$x264"
+bench_case "1080p YUYV -> h264" "$work/1080p.y4m" "$encode" "$x264"
+bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
+
+echo "record benchmark: $seconds s of 30 fps testsrc2 per input, $runs runs each, $threads encoder thread(s); medians"
+echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
+echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads out.mp4   (MJPEG: --video-codec copy / -c copy)"
+printf '%-22s %9s %9s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "capctl MiB" "ffmpeg MiB" "ratio"
+printf '%s\n' "${rows[@]}"
