@@ -49,11 +49,11 @@ public final class ConfigurationLock {
     /// false, only processes that take the advisory lock are kept out.
     public let isEnforcedByDriver: Bool
 
-    private let node: any V4L2ControlNode
+    private let node: (any V4L2ControlNode)?
     private var lockDescriptor: Int32
     public private(set) var isHeld = true
 
-    private init(devicePath: String, lockFilePath: String, isEnforcedByDriver: Bool, node: any V4L2ControlNode, lockDescriptor: Int32) {
+    private init(devicePath: String, lockFilePath: String, isEnforcedByDriver: Bool, node: (any V4L2ControlNode)?, lockDescriptor: Int32) {
         self.devicePath = devicePath
         self.lockFilePath = lockFilePath
         self.isEnforcedByDriver = isEnforcedByDriver
@@ -105,11 +105,32 @@ public final class ConfigurationLock {
                                  node: node, lockDescriptor: descriptor)
     }
 
+    /// Takes only the advisory lock of `devicePath`, for a process that
+    /// raises the V4L2 priority on a handle of its own (a capture stream
+    /// must: with the priority on another handle, its own STREAMON would be
+    /// refused). Refused with `.locked`, naming the holder.
+    public static func acquireAdvisory(devicePath: String, directory: String? = nil) throws(ControlError) -> ConfigurationLock {
+        let lockDirectory = directory ?? defaultDirectory()
+        let lockFilePath = "\(lockDirectory)/\(lockFileName(for: devicePath))"
+        let descriptor = try openLockFile(lockFilePath, device: devicePath)
+        do {
+            try systemCall("flock(\(lockFilePath))") { flock(descriptor, LOCK_EX | LOCK_NB) }
+        } catch {
+            let holder = readHolder(descriptor: descriptor)
+            close(descriptor)
+            if error.errno == EWOULDBLOCK { throw .locked(device: devicePath, holder: holder) }
+            throw .requestFailed(device: devicePath, control: "", error)
+        }
+        writeHolder(descriptor: descriptor)
+        return ConfigurationLock(devicePath: devicePath, lockFilePath: lockFilePath, isEnforcedByDriver: false,
+                                 node: nil, lockDescriptor: descriptor)
+    }
+
     /// Lowers the priority and drops the advisory lock. Harmless when already released.
     public func release() {
         guard isHeld else { return }
         isHeld = false
-        if isEnforcedByDriver { try? node.setPriority(.interactive) }
+        if isEnforcedByDriver { try? node?.setPriority(.interactive) }
         _ = ftruncate(lockDescriptor, 0)
         _ = flock(lockDescriptor, LOCK_UN)
         close(lockDescriptor)

@@ -37,6 +37,11 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
     }
 
     /// A source for `device`, which must be a V4L2 camera; nothing is opened yet.
+    /// Raise the streaming handle to V4L2's record priority when opening,
+    /// so no other program changes the camera while it captures (the
+    /// driver's half of the configuration lock).
+    public var holdsRecordPriority = false
+
     public init(device: CaptureDevice, request: CaptureVideoRequest = CaptureVideoRequest()) {
         self.device = device
         self.path = device.path
@@ -82,6 +87,23 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             node = try V4L2StreamingNode.open(path, throughLibv4l2: choice.throughLibv4l2)
         } catch {
             throw .device(DeviceError(opening: path, error, kind: "video device"))
+        }
+        if holdsRecordPriority {
+            // VIDIOC_S_PRIORITY on the streaming handle itself: other
+            // programs can no longer change the camera's format or controls.
+            var priority = UInt32(V4L2_PRIORITY_RECORD.rawValue)
+            do {
+                try node.request("VIDIOC_S_PRIORITY", cv4l2_VIDIOC_S_PRIORITY, &priority)
+            } catch where error.errno == EBUSY {
+                node.close()
+                let holder = ConfigurationLock.currentHolder(of: path).map { " by \($0)" } ?? " by another process"
+                throw .device(.busy(path, reason: "device is locked for configuration\(holder)"))
+            } catch where error.errno == ENOTTY || error.errno == EINVAL {
+                // The driver has no priorities; the advisory lock is all there is.
+            } catch {
+                node.close()
+                throw .io(path, error)
+            }
         }
         let format = try configure(node, choice)
         let queue: V4L2BufferQueue

@@ -80,6 +80,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         // Devices: resolved, opened and their formats settled before any file exists.
         let discovery = DeviceDiscovery()
         var inputs: [CaptureInput] = []
+        var locks: [ConfigurationLock] = []
+        defer { for lock in locks { lock.release() } }
         do throws(CaptureError) {
             if let video = request.video {
                 inputs.append(CaptureInput(source: try CaptureSourceFactory.videoSource(video, request: request.videoRequest,
@@ -89,28 +91,25 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
                 inputs.append(CaptureInput(source: try CaptureSourceFactory.audioSource(audio, request: request.audioRequest,
                                                                                          realtime: request.realtime, discovery: discovery)))
             }
+            // The configuration lock, as AVCaptureDevice's lockForConfiguration:
+            // the advisory lock here, the V4L2 priority on the capture handle.
+            for input in inputs {
+                guard request.holdsConfigurationLock, let camera = input.source as? V4L2CaptureSource else { continue }
+                do {
+                    locks.append(try ConfigurationLock.acquireAdvisory(devicePath: camera.path))
+                } catch .locked(_, let holder) {
+                    throw CaptureError.device(.busy(camera.path, reason: "locked for configuration by \(holder); try again when it ends, or record with --no-lock"))
+                } catch {
+                    throw CaptureError.device(.busy(camera.path, reason: error.description))
+                }
+                camera.holdsRecordPriority = true
+            }
             for input in inputs { try input.open() }
         } catch {
             for input in inputs { input.source.close() }
             throw CommandFailure(error)
         }
 
-        // The configuration lock, as AVCaptureDevice's lockForConfiguration:
-        // while recording, no other program changes the camera's controls.
-        var locks: [DeviceControls] = []
-        if request.holdsConfigurationLock {
-            for input in inputs where input.mediaType == .video && input.source.path.hasPrefix("/dev/") {
-                do {
-                    let controls = try DeviceControls.open(input.source.path)
-                    try controls.lockForConfiguration()
-                    locks.append(controls)
-                } catch {
-                    for input in inputs { input.source.close() }
-                    throw CommandFailure(error)
-                }
-            }
-        }
-        defer { for lock in locks { lock.unlockForConfiguration() } }
 
         let fileType = FileType(path: request.output)
         let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
