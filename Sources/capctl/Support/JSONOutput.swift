@@ -9,10 +9,17 @@ enum JSONOutput {
         return encoder
     }()
 
-    /// Writes `value` as one line of JSON and flushes, so a reader sees it at once.
+    /// Serializes printing: events come from several threads (a recording's
+    /// writer and its progress timer), and each line must reach stdout whole.
+    private static let lock = NSLock()
+
+    /// Writes `value` as one line of JSON and flushes, so a reader sees it at
+    /// once. Safe from any thread: lines never interleave.
     static func printLine<T: Encodable>(_ value: T) throws {
-        let data = try encoder.encode(value)
+        lock.lock()
+        defer { lock.unlock() }
+        var data = try encoder.encode(value)
+        data.append(UInt8(ascii: "\n"))
         FileHandle.standardOutput.write(data)
-        FileHandle.standardOutput.write(Data("\n".utf8))
     }
 }
