@@ -121,11 +121,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             switch end {
             case .deviceLost(let device):
                 self.lock.withLock { self.deviceLost = device }
-                output.stopRecording(reason: .deviceDisconnected, error: .deviceLost(device))
+                output.stopRecordingAfterQueuedSamples(reason: .deviceDisconnected, error: .deviceLost(device))
             case .endOfInput:
-                output.stopRecording(reason: .endOfInput, error: nil)
+                output.stopRecordingAfterQueuedSamples(reason: .endOfInput, error: nil)
             case .failed(let error):
-                output.stopRecording(reason: .error, error: .capture(error))
+                output.stopRecordingAfterQueuedSamples(reason: .error, error: .capture(error))
             case .stopped:
                 break
             }
