@@ -247,6 +247,26 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(try runTool("ffmpeg", ["-v", "error", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
     }
 
+    /// A file played as fast as possible is recorded to its last frame: the
+    /// source waits for the writer instead of filling (and overflowing) its
+    /// queue, and the end of the input lets the queued frames be written.
+    @Test func aFileInputIsRecordedToItsLastFrame() throws {
+        let scratch = try RecordScratch()
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "10",
+                                          "-pix_fmt", "yuv422p", "-f", "yuv4mpegpipe", scratch.file("in.y4m")])
+        try #require(made.status == 0)
+        let result = try CapctlRun.run(["record", "--video", "file:in.y4m", "--no-realtime", "--preset", "ultrafast",
+                                        "--progress", "json", "out.mp4"], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["reason"] as? String == "end-of-input")
+        #expect(event["frames"] as? Int == 300)
+        #expect(event["dropped"] as? Int == 0)
+        #expect(try decodedFrames(scratch.file("out.mp4")) == 300)
+        let info = try mediaInfo(scratch.file("out.mp4"))
+        #expect(abs((track(info, "video")?["duration"] as? Double ?? 0) - 10) < 1e-3)
+    }
+
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
     func audioOnlyFiles(ext: String, codec: String) throws {
         let scratch = try RecordScratch()

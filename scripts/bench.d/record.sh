@@ -4,10 +4,11 @@
 # Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media)
 #        CAPCTL_BENCH_THREADS=N encoder threads (default 1)
 #
-# Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 YUYV 4:2:2
-# (yuyv422) Y4M files, and a 1280x720 MJPEG stream. capctl replays each as a camera
+# Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 4:2:2 Y4M files
+# (yuv422p: Y4M holds no packed YUYV; the chroma is that of a YUYV camera), and a 1280x720
+# MJPEG stream. capctl replays each as a camera
 # (--video file:IN, --no-realtime) into an MP4 file, encoding with libx264 (preset
-# ultrafast, CRF 23) or copying the MJPEG frames; ffmpeg does the same from the same file.
+# ultrafast, CRF 23, 4:2:0) or copying the MJPEG frames; ffmpeg does the same from the same file.
 # Each run is measured with /usr/bin/time (user + system CPU seconds, peak resident
 # memory); runs alternate between the two tools and the medians are compared.
 set -euo pipefail
@@ -28,8 +29,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "making inputs ($seconds s each)..." >&2
-ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -pix_fmt yuyv422 -f yuv4mpegpipe "$work/720p.y4m"
-ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t "$seconds" -pix_fmt yuyv422 -f yuv4mpegpipe "$work/1080p.y4m"
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -pix_fmt yuv422p -f yuv4mpegpipe "$work/720p.y4m"
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t "$seconds" -pix_fmt yuv422p -f yuv4mpegpipe "$work/1080p.y4m"
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -c:v mjpeg -q:v 3 -f mjpeg "$work/720p.mjpeg"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -74,13 +75,15 @@ bench_case() {
 }
 
 encode="--video-codec h264 --preset ultrafast --crf 23 --threads $threads"
-x264="-c:v libx264 -preset ultrafast -crf 23 -threads $threads"
-bench_case "720p YUYV -> h264" "$work/720p.y4m" "$encode" "$x264"
-bench_case "1080p YUYV -> h264" "$work/1080p.y4m" "$encode" "$x264"
+# capctl encodes 4:2:0 (the encoder's default); ffmpeg would keep 4:2:2 (High 4:2:2) unless told.
+x264="-c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p"
+bench_case "720p 4:2:2 -> h264" "$work/720p.y4m" "$encode" "$x264"
+bench_case "1080p 4:2:2 -> h264" "$work/1080p.y4m" "$encode" "$x264"
 bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
 
 echo "record benchmark: $seconds s of 30 fps testsrc2 per input, $runs runs each, $threads encoder thread(s); medians"
 echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
-echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads out.mp4   (MJPEG: --video-codec copy / -c copy)"
+echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
+echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"
 printf '%-22s %9s %9s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "capctl MiB" "ffmpeg MiB" "ratio"
 printf '%s\n' "${rows[@]}"

@@ -139,12 +139,13 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             switch end {
             case .deviceLost(let device):
                 self.lock.withLock { self.deviceLost = device }
-                output.stopRecording(reason: .deviceDisconnected, error: .deviceLost(device))
-            case .endOfInput, .stopped:
-                // The output writes what the source delivered, then ends the recording.
-                break
+                output.stopRecordingAfterQueuedSamples(reason: .deviceDisconnected, error: .deviceLost(device))
+            case .endOfInput:
+                output.stopRecordingAfterQueuedSamples(reason: .endOfInput, error: nil)
             case .failed(let error):
-                output.stopRecording(reason: .error, error: .capture(error))
+                output.stopRecordingAfterQueuedSamples(reason: .error, error: .capture(error))
+            case .stopped:
+                break
             }
         }
         do throws(RecordingError) {

@@ -81,6 +81,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         case switchFile(String?)
         case pause, resume
         case stop(RecordingStopReason, RecordingError?)
+        case stopWhenDrained(RecordingStopReason, RecordingError?)
+
+        var waitsForDrain: Bool {
+            if case .stopWhenDrained = self { return true }
+            return false
+        }
     }
 
     public override init() { super.init() }
@@ -135,6 +141,13 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Stops with a reason other than the user's (a device that went away).
     public func stopRecording(reason: RecordingStopReason, error: RecordingError?) {
         lock.withLock { commands.append(.stop(reason, error)) }
+    }
+
+    /// Stops once every sample already captured is written (an input that
+    /// ended: the end of a file, a device gone): the cut falls at the end of
+    /// the last sample instead of at the next frame, which never comes.
+    public func stopRecordingAfterQueuedSamples(reason: RecordingStopReason, error: RecordingError?) {
+        lock.withLock { commands.append(.stopWhenDrained(reason, error)) }
     }
 
     /// Leaves what comes next out of the file, from the next video frame on.
@@ -392,16 +405,42 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// No sample for a while: requests still take effect, timed by the clock.
     private func idle() {
         guard current != nil || !draining.isEmpty else { return }
-        let commands = takeCommands()
+        let commands = takeCommands(drained: true)
         guard !commands.isEmpty else { return }
         let now = latestSourceTime ?? MonotonicClock.now()
-        for command in commands { apply(command, at: now) }
+        for command in commands {
+            if case .stopWhenDrained(let reason, let error) = command {
+                stopDrained(reason: reason, error: error)
+            } else {
+                apply(command, at: now)
+            }
+        }
     }
 
-    private func takeCommands() -> [Command] {
+    /// A stop that waited for the queue: at the end of the last sample written.
+    private func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
+        guard let file = current else { return }
+        stop(file, at: lastCommonEnd(file), reason: reason, error: error)
+    }
+
+    /// The queue ran empty after a sample (others keep coming, so the
+    /// writer is never idle): stops that waited for it apply now.
+    private func applyDrainedStops() {
+        let waiting = lock.withLock { () -> [Command] in
+            let taken = commands.filter(\.waitsForDrain)
+            commands.removeAll { $0.waitsForDrain }
+            return taken
+        }
+        for case .stopWhenDrained(let reason, let error) in waiting { stopDrained(reason: reason, error: error) }
+    }
+
+    /// The requests to apply now; with `drained` false (samples still
+    /// queued), a stop that waits for the queue to drain stays pending.
+    private func takeCommands(drained: Bool = false) -> [Command] {
         lock.withLock {
-            defer { commands = [] }
-            return commands
+            let taken = drained ? commands : commands.filter { !$0.waitsForDrain }
+            commands = drained ? [] : commands.filter(\.waitsForDrain)
+            return taken
         }
     }
 
@@ -454,6 +493,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
         }
         publishStatistics()
+        if queue?.isEmpty == true { applyDrainedStops() }
     }
 
     private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
@@ -551,7 +591,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             delegateCall { $0.fileOutput(self, didResumeRecordingTo: file.path) }
         case .switchFile(let path):
             switchFile(from: file, at: time, to: path)
-        case .stop(let reason, let error):
+        case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
             stop(file, at: time, reason: reason, error: error)
         }
     }

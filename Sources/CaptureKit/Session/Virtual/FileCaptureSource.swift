@@ -239,10 +239,24 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         }
     }
 
-    /// In real time, waits for a sample's stamp; returns how capture ends if
+    /// At most this many samples of a file played as fast as possible are
+    /// held by consumers at once; decoding waits for them (as the test
+    /// pattern waits for its buffers) instead of filling their queues.
+    static let lentLimit = 16
+
+    /// In real time, waits for a sample's stamp; otherwise until consumers
+    /// hold fewer than `lentLimit` samples. Returns how capture ends if
     /// stopping was asked meanwhile (dropping the packet).
     private func pace(_ stamp: Timing.Stamp, stop: CaptureStopSignal, packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
-        guard realtime, stop.wait(untilNanoseconds: stamp.due) else { return nil }
+        if realtime {
+            guard stop.wait(untilNanoseconds: stamp.due) else { return nil }
+        } else {
+            var stopped = false
+            while packets.lentCount + frames.lentCount >= Self.lentLimit {
+                if stop.wait(untilNanoseconds: MonotonicClock.nowNanoseconds() + 1_000_000) { stopped = true; break }
+            }
+            guard stopped else { return nil }
+        }
         if let packet { av_packet_unref(packet) }
         return .stopped
     }

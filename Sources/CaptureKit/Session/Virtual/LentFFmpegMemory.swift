@@ -24,11 +24,16 @@ final class PacketLender: @unchecked Sendable {
         guard let holder = lock.withLock({ free.popLast() }) ?? av_packet_alloc() else { return nil }
         av_packet_move_ref(holder, packet)
         let size = min(count ?? Int(holder.pointee.size), Int(holder.pointee.size))
+        lock.withLock { outstanding += 1 }
         return SampleStorage(lending: UnsafeRawBufferPointer(start: holder.pointee.data, count: size)) { [self] in
             av_packet_unref(holder)
-            lock.withLock { free.append(holder) }
+            lock.withLock { free.append(holder); outstanding -= 1 }
         }
     }
+
+    private var outstanding = 0
+    /// Packets lent and not yet released.
+    var lentCount: Int { lock.withLock { outstanding } }
 }
 
 /// Lends the first plane of decoded frames to samples the same way.
@@ -48,9 +53,14 @@ final class FrameLender: @unchecked Sendable {
     func lend(moving frame: UnsafeMutablePointer<AVFrame>, count: Int) -> SampleStorage? {
         guard let holder = lock.withLock({ free.popLast() }) ?? av_frame_alloc() else { return nil }
         av_frame_move_ref(holder, frame)
+        lock.withLock { outstanding += 1 }
         return SampleStorage(lending: UnsafeRawBufferPointer(start: holder.pointee.data.0, count: count)) { [self] in
             av_frame_unref(holder)
-            lock.withLock { free.append(holder) }
+            lock.withLock { free.append(holder); outstanding -= 1 }
         }
     }
+
+    private var outstanding = 0
+    /// Frames lent and not yet released.
+    var lentCount: Int { lock.withLock { outstanding } }
 }
