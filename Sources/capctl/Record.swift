@@ -131,8 +131,8 @@ extension Capctl {
             if FileType(path: out) == nil {
                 throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
             }
-            if let sampleRate, !(1000...768_000).contains(sampleRate) {
-                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 192000 such as 48000")
+            if let sampleRate, !(8000...384_000).contains(sampleRate) {
+                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
             }
             if let channels, !(1...16).contains(channels) {
                 throw ValidationError("--channels \(channels) is out of range; use 1 to 16")

@@ -33,7 +33,7 @@ import Testing
         #expect(source.modelID?.isEmpty == false)
         #expect(source.localizedName == "File pattern.y4m")
         var frames = [VideoSampleBuffer]()
-        let end = captureSamples(source) { frames.append($0.videoSample!) }
+        let end = captureSamples(source) { frames.append($0.videoSample!.detached()) }
         #expect(end == .endOfInput)
         #expect(frames.count == 12)
         let start = try #require(frames.first).presentationTime
@@ -90,7 +90,7 @@ import Testing
         #expect(source.videoFormat?.layout == .compressed(codecName: "mjpeg"))
         #expect(source.videoFormat?.fourcc == "MJPG")
         var frames = [VideoSampleBuffer]()
-        #expect(captureSamples(source) { frames.append($0.videoSample!) } == .endOfInput)
+        #expect(captureSamples(source) { frames.append($0.videoSample!.detached()) } == .endOfInput)
         #expect(frames.count == 20)
         var stream = Data()
         for (index, frame) in frames.enumerated() {
@@ -111,7 +111,7 @@ import Testing
         #expect(rawSource.videoFormat?.layout == .compressed(codecName: "mjpeg"))
         #expect(rawSource.videoFormat?.frameDuration == MediaTime(value: 1, timescale: 25))
         var replayed = [VideoSampleBuffer]()
-        #expect(captureSamples(rawSource) { replayed.append($0.videoSample!) } == .endOfInput)
+        #expect(captureSamples(rawSource) { replayed.append($0.videoSample!.detached()) } == .endOfInput)
         #expect(replayed.count == 20)
         for (index, frame) in replayed.enumerated() {
             #expect(frame.isKeyframe)

@@ -56,3 +56,13 @@ func numberedFrame(luma sample: VideoSampleBuffer) -> Int {
     }
     return number
 }
+
+extension VideoSampleBuffer {
+    /// A copy that owns its bytes: a test keeps it without holding the
+    /// source's lent memory (a file played as fast as possible waits until
+    /// its samples come back).
+    func detached() -> VideoSampleBuffer {
+        VideoSampleBuffer(storage: SampleStorage(copying: bytes), layout: layout, width: width, height: height,
+                          presentationTime: presentationTime, duration: duration, sequence: sequence, isKeyframe: isKeyframe)
+    }
+}

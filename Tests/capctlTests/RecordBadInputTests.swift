@@ -104,7 +104,7 @@ struct RecordBadInputTests {
         (tone + ["--channels", "0", "out.wav"], 64, "--channels 0 is out of range"),
         (tone + ["--channels", "3", "out.wav"], 64, "test-tone: the test tone has 1 or 2 channels, not 3"),
         (tone + ["--sample-rate", "5", "out.wav"], 64, "--sample-rate 5 is out of range"),
-        (tone + ["--sample-rate", "1000", "out.wav"], 64, "test-tone: the test tone is not made at 1000 Hz"),
+        (tone + ["--sample-rate", "384000", "out.wav"], 64, "test-tone: the test tone is not made at 384000 Hz"),
         (tone + ["--audio-bitrate", "0", "out.m4a"], 64, "out.m4a: bit rate must be positive"),
     ])
     func refusedWithOneLineAndNoFile(arguments: [String], status: Int32, message: String) throws {

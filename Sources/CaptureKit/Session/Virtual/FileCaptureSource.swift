@@ -242,7 +242,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// At most this many samples of a file played as fast as possible are
     /// held by consumers at once; decoding waits for them (as the test
     /// pattern waits for its buffers) instead of filling their queues.
-    static let lentLimit = 16
+    static let lentLimit = 4
 
     /// In real time, waits for a sample's stamp; otherwise until consumers
     /// hold fewer than `lentLimit` samples. Returns how capture ends if
