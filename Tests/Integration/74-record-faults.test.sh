@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Faults vivid injects during a recording: buffers it drops are counted and reported;
-# its disconnect ends the recording with reason device-disconnected and status 69, the
+# while recording the camera is locked for configuration (another program's control change
+# and a second recording are refused); its disconnect ends the recording with reason device-disconnected and status 69, the
 # file finalized and playable.
 source "$(dirname "$0")/lib.sh"
 need v4l2-ctl ffmpeg ffprobe
@@ -19,8 +20,24 @@ note "dropped $dropped (by the device: $device), frames $(event_field drop.out f
 ((device > 0)) || fail "the drops are not counted as the device's ($device)"
 assert_eq "$(event_field drop.out finished frames)" "$(frame_count drop.mp4)"
 
+note "the configuration lock while recording"
+"$CAPCTL" record --video "$node" --size 320x180 --progress json --progress-interval 0.2 locked.mp4 >locked.out 2>locked.err &
+pid=$!
+wait_record_event locked.out progress 30 'e["frames"] >= 2'
+run v4l2-ctl -d "$node" --set-ctrl=brightness=20
+assert_ne 0 "$LAST_STATUS" "v4l2-ctl status while the camera records"
+assert_exit 69 "$CAPCTL" record --video "$node" --max-duration 1 second.mp4
+assert_stderr_contains "process $pid"
+[[ ! -e second.mp4 ]] || fail "a refused recording created its file"
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+assert_eq 0 "$status" "exit status of the recording that held the lock"
+
 note "disconnect during a recording"
-"$CAPCTL" record --video "$node" --size 320x180 --progress json --progress-interval 0.2 gone.mp4 >gone.out 2>gone.err &
+# While record holds the configuration lock, no other program may change a control:
+# the fault is injected through the same control, so this recording leaves it free.
+"$CAPCTL" record --video "$node" --size 320x180 --progress json --progress-interval 0.2 --no-lock gone.mp4 >gone.out 2>gone.err &
 pid=$!
 wait_record_event gone.out progress 30 'e["frames"] >= 3'
 assert_ok v4l2-ctl -d "$node" --set-ctrl=disconnect=1
