@@ -74,19 +74,7 @@ public final class ConfigurationLock {
     ///     when a program holds the priority without the advisory lock.
     public static func acquire(node: any V4L2ControlNode, devicePath: String, directory: String? = nil,
                                procRoot: String = "/proc") throws(ControlError) -> ConfigurationLock {
-        let lockDirectory = directory ?? defaultDirectory()
-        let lockFilePath = "\(lockDirectory)/\(lockFileName(for: devicePath))"
-        let descriptor = try openLockFile(lockFilePath, device: devicePath)
-        do {
-            try systemCall("flock(\(lockFilePath))") { flock(descriptor, LOCK_EX | LOCK_NB) }
-        } catch {
-            let holder = readHolder(descriptor: descriptor)
-            close(descriptor)
-            if error.errno == EWOULDBLOCK {
-                throw .locked(device: devicePath, holder: holder)
-            }
-            throw .requestFailed(device: devicePath, control: "", error)
-        }
+        let (lockFilePath, descriptor) = try takeAdvisoryLock(devicePath: devicePath, directory: directory)
         var enforced = true
         do {
             try node.setPriority(.record)
@@ -110,6 +98,15 @@ public final class ConfigurationLock {
     /// must: with the priority on another handle, its own STREAMON would be
     /// refused). Refused with `.locked`, naming the holder.
     public static func acquireAdvisory(devicePath: String, directory: String? = nil) throws(ControlError) -> ConfigurationLock {
+        let (lockFilePath, descriptor) = try takeAdvisoryLock(devicePath: devicePath, directory: directory)
+        writeHolder(descriptor: descriptor)
+        return ConfigurationLock(devicePath: devicePath, lockFilePath: lockFilePath, isEnforcedByDriver: false,
+                                 node: nil, lockDescriptor: descriptor)
+    }
+
+    /// Opens the lock file of `devicePath` and takes its flock without
+    /// waiting; refused with `.locked`, naming the holder written in it.
+    private static func takeAdvisoryLock(devicePath: String, directory: String?) throws(ControlError) -> (path: String, descriptor: Int32) {
         let lockDirectory = directory ?? defaultDirectory()
         let lockFilePath = "\(lockDirectory)/\(lockFileName(for: devicePath))"
         let descriptor = try openLockFile(lockFilePath, device: devicePath)
@@ -121,9 +118,7 @@ public final class ConfigurationLock {
             if error.errno == EWOULDBLOCK { throw .locked(device: devicePath, holder: holder) }
             throw .requestFailed(device: devicePath, control: "", error)
         }
-        writeHolder(descriptor: descriptor)
-        return ConfigurationLock(devicePath: devicePath, lockFilePath: lockFilePath, isEnforcedByDriver: false,
-                                 node: nil, lockDescriptor: descriptor)
+        return (lockFilePath, descriptor)
     }
 
     /// Lowers the priority and drops the advisory lock. Harmless when already released.
