@@ -60,7 +60,7 @@ extension Capctl {
         }
 
         private func emit(_ event: DeviceEvent) {
-            let time = Self.timestamp()
+            let time = EventTime.now()
             switch event {
             case .connected(let path, let name, let mediaType, let uniqueID):
                 emit(DeviceEventJSON(event: "connected", time: time, path: path, name: name, mediaType: mediaType.rawValue, uniqueID: uniqueID),
@@ -89,13 +89,6 @@ extension Capctl {
             }
         }
 
-        private static let formatter: ISO8601DateFormatter = {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter
-        }()
-
-        static func timestamp() -> String { formatter.string(from: Date()) }
     }
 }
 
@@ -109,7 +102,7 @@ struct MonitoringStarted: Encodable {
     }
 
     let event = "monitoring"
-    let time = Capctl.Monitor.timestamp()
+    let time = EventTime.now()
     let devices: [Device]
 }
 

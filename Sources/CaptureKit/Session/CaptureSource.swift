@@ -145,32 +145,16 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The signal that ends a capture loop: a pipe whose read end the loop
-/// polls along with its device, so stopping wakes it at once. (A pipe rather
-/// than an eventfd: Glibc's Swift module does not export eventfd.)
+/// polls along with its device, so stopping wakes it at once.
 public final class CaptureStopSignal: @unchecked Sendable {
     /// The descriptor to include in poll(); readable once stopping was requested.
-    public let descriptor: Int32
-    private let writeEnd: Int32
+    public var descriptor: Int32 { pipe.readEnd }
+    private let pipe = WakeupPipe()
     private let flag = AtomicFlag()
 
-    public init() {
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            }
-        } else {
-            ends = [-1, -1]
-        }
-        descriptor = ends[0]
-        writeEnd = ends[1]
-    }
+    public init() {}
 
-    deinit {
-        if descriptor >= 0 { Glibc.close(descriptor) }
-        if writeEnd >= 0 { Glibc.close(writeEnd) }
-    }
+    deinit { pipe.close() }
 
     /// Whether stopping was requested.
     public var isRaised: Bool { flag.value }
@@ -179,8 +163,7 @@ public final class CaptureStopSignal: @unchecked Sendable {
     /// handler), and more than once.
     public func raise() {
         guard flag.setIfClear() else { return }
-        var one: UInt8 = 1
-        _ = Glibc.write(writeEnd, &one, 1)
+        pipe.wake()
     }
 
     /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) or until stopping

@@ -196,9 +196,8 @@ public final class AssetWriter: @unchecked Sendable {
     public var bytesWritten: Int64 {
         lock.withLock {
             guard let io else { return (try? file.size()) ?? 0 }
-            let position = avio_tell(io.context)
-            let onDisk = (try? file.size()) ?? 0
-            return max(onDisk, position)
+            // No system call: asked for every sample during a recording.
+            return max(io.extent, avio_tell(io.context))
         }
     }
 

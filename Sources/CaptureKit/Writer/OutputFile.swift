@@ -135,6 +135,10 @@ final class FileWriteContext {
         /// The first write error, kept so the writer can report errno's text.
         var error: SystemCallError?
         let path: String
+        /// Where the descriptor's offset is, and the furthest byte written:
+        /// the file's size, known without asking the kernel.
+        var position: Int64 = 0
+        var extent: Int64 = 0
         init(descriptor: Int32, path: String) {
             self.descriptor = descriptor
             self.path = path
@@ -160,6 +164,10 @@ final class FileWriteContext {
     /// The first error a write or seek met, if any.
     var ioError: SystemCallError? { box.takeUnretainedValue().error }
 
+    /// How many bytes the file holds so far (what the callbacks wrote; the
+    /// file is new, so nothing was there before).
+    var extent: Int64 { box.takeUnretainedValue().extent }
+
     deinit {
         var pointer: UnsafeMutablePointer<AVIOContext>? = context
         av_freep(&pointer!.pointee.buffer)
@@ -181,6 +189,8 @@ private func fileWritePacket(_ opaque: UnsafeMutableRawPointer?, _ buffer: Unsaf
             return cffmpeg_averror(code)
         }
         done += wrote
+        target.position += Int64(wrote)
+        target.extent = max(target.extent, target.position)
     }
     return size
 }
@@ -199,5 +209,6 @@ private func fileSeek(_ opaque: UnsafeMutableRawPointer?, _ offset: Int64, _ whe
         if target.error == nil { target.error = SystemCallError(call: "lseek(\(target.path))", errno: code) }
         return Int64(cffmpeg_averror(code))
     }
+    target.position = Int64(position)
     return Int64(position)
 }

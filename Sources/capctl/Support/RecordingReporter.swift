@@ -40,7 +40,7 @@ final class RecordingReporter: @unchecked Sendable {
             return .init(device: source.path, name: source.localizedName, mediaType: "audio", format: audio?.sampleFormat.rawValue,
                          width: nil, height: nil, frameRate: nil, sampleRate: audio?.sampleRate, channels: audio?.channels)
         }
-        emit(StartedEvent(time: Self.timestamp(), file: files.first ?? "", inputs: devices,
+        emit(StartedEvent(time: EventTime.now(), file: files.first ?? "", inputs: devices,
                           maxDuration: limits.duration?.seconds, maxSize: limits.size, minFreeSpace: limits.minFreeSpace)) {
             let names = inputs.map { "\($0.source.path) (\($0.source.localizedName))" }.joined(separator: ", ")
             return "recording \(names) to \(files.first ?? ""); Ctrl-C to stop"
@@ -63,7 +63,7 @@ final class RecordingReporter: @unchecked Sendable {
         let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
                                   size: limits.size.map { max(0, $0 - statistics.bytes) },
                                   freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
-        let event = ProgressEvent(time: Self.timestamp(), duration: statistics.duration.seconds, bytes: statistics.bytes,
+        let event = ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
                                   frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
                                   bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
                                   file: statistics.files.count + 1, remaining: remaining)
@@ -86,15 +86,15 @@ final class RecordingReporter: @unchecked Sendable {
     }
 
     func paused(path: String, statistics: RecordingStatistics) {
-        emit(StateEvent(event: "paused", time: Self.timestamp(), file: path, duration: statistics.duration.seconds)) { "paused \(path) at \(formatClock(statistics.duration.seconds))" }
+        emit(StateEvent(event: "paused", time: EventTime.now(), file: path, duration: statistics.duration.seconds)) { "paused \(path) at \(formatClock(statistics.duration.seconds))" }
     }
 
     func resumed(path: String, statistics: RecordingStatistics) {
-        emit(StateEvent(event: "resumed", time: Self.timestamp(), file: path, duration: statistics.duration.seconds)) { "resumed \(path)" }
+        emit(StateEvent(event: "resumed", time: EventTime.now(), file: path, duration: statistics.duration.seconds)) { "resumed \(path)" }
     }
 
     func segment(_ file: RecordedFile, error: RecordingError?) {
-        emit(SegmentEvent(time: Self.timestamp(), file: file.path, index: file.index, duration: file.duration.seconds, bytes: file.bytes,
+        emit(SegmentEvent(time: EventTime.now(), file: file.path, index: file.index, duration: file.duration.seconds, bytes: file.bytes,
                           frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description)) {
             "wrote \(file.path): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
         }
@@ -102,7 +102,7 @@ final class RecordingReporter: @unchecked Sendable {
 
     func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus) {
         if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
-        emit(FinishedEvent(time: Self.timestamp(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
+        emit(FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
                            audioSamples: statistics.audioSamples, error: error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
@@ -134,17 +134,6 @@ final class RecordingReporter: @unchecked Sendable {
             fflush(stdout)
             lineShown = false
         }
-    }
-
-    static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
-        return String(cString: buffer) + String(format: ".%03dZ", now.tv_nsec / 1_000_000)
     }
 
     // MARK: Event shapes

@@ -13,30 +13,22 @@ final class RecyclingBufferPool: @unchecked Sendable {
     private let lock = WriterLock()
     private var free: [UnsafeMutableRawBufferPointer] = []
     private var all: [UnsafeMutableRawBufferPointer] = []
-    /// A pipe, readable after a buffer came back: a loop out of buffers waits on it in poll().
-    private let returned: Int32
-    private let returnedWriteEnd: Int32
+    /// Readable after a buffer came back while the loop waited for one in poll().
+    private let returned = WakeupPipe()
+    /// Whether a loop waits for a buffer: only then does a return wake it,
+    /// so a source that never runs short makes no system call per frame.
+    private var waiting = false
 
     init(bufferSize: Int, maximumCount: Int) {
         self.bufferSize = bufferSize
         self.maximumCount = max(maximumCount, 1)
         free.reserveCapacity(self.maximumCount)
         all.reserveCapacity(self.maximumCount)
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            }
-        }
-        returned = ends[0]
-        returnedWriteEnd = ends[1]
     }
 
     deinit {
         for buffer in all { buffer.deallocate() }
-        if returned >= 0 { Glibc.close(returned) }
-        if returnedWriteEnd >= 0 { Glibc.close(returnedWriteEnd) }
+        returned.close()
     }
 
     /// How many buffers the pool has made so far.
@@ -57,11 +49,17 @@ final class RecyclingBufferPool: @unchecked Sendable {
     func waitForBuffer(stop: CaptureStopSignal) -> UnsafeMutableRawBufferPointer? {
         while !stop.isRaised {
             if let buffer = take() { return buffer }
+            // Checked again under the lock: a buffer returned since take()
+            // would otherwise not wake the poll below.
+            let gotOne = lock.withLock { () -> Bool in
+                waiting = free.isEmpty
+                return !free.isEmpty
+            }
+            if gotOne { continue }
             var entries = (pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: returned, events: Int16(POLLIN), revents: 0))
+                           pollfd(fd: returned.readEnd, events: Int16(POLLIN), revents: 0))
             _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
-            var drained = [UInt8](repeating: 0, count: 64)
-            _ = Glibc.read(returned, &drained, drained.count)
+            returned.drain()
         }
         return nil
     }
@@ -75,8 +73,11 @@ final class RecyclingBufferPool: @unchecked Sendable {
 
     /// Returns a buffer taken but not lent.
     func recycle(_ buffer: UnsafeMutableRawBufferPointer) {
-        lock.withLock { free.append(buffer) }
-        var one: UInt8 = 1
-        _ = Glibc.write(returnedWriteEnd, &one, 1)
+        let wake = lock.withLock { () -> Bool in
+            free.append(buffer)
+            defer { waiting = false }
+            return waiting
+        }
+        if wake { returned.wake() }
     }
 }

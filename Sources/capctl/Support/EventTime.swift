@@ -1,0 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `time` field of events: UTC, ISO 8601 with milliseconds
+/// (`2024-05-01T12:00:00.123Z`). Built with reentrant C calls, so events
+/// from several threads (a recording's writer and its progress timer) can
+/// stamp themselves at once.
+enum EventTime {
+    static func now() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+        let millis = Int(now.tv_nsec / 1_000_000)
+        return String(cString: buffer) + "." + String(repeating: "0", count: millis < 10 ? 2 : millis < 100 ? 1 : 0) + String(millis) + "Z"
+    }
+}
