@@ -65,6 +65,62 @@ import Testing
         #expect(counters.first == 0)
     }
 
+    @Test func y4mFrameParametersAreSkippedAndACutLastFrameEndsTheReplay() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("cut.y4m")
+        // A last frame cut short, as a recorder killed mid-write leaves it.
+        try Y4MFile.write(path, width: 128, height: 96, rate: "30:1", count: 5, header: { $0 % 2 == 1 ? "FRAME Ip XYSCSS=420JPEG" : "FRAME" },
+                          trailer: Data("FRAME\n".utf8) + Data(repeating: 7, count: 128 * 96 / 2))
+        let source = FileCaptureSource(path: path, realtime: false)
+        try source.open()
+        var counters = [Int?]()
+        #expect(captureSamples(source) { counters.append(TestPatternRenderer.counter(in: $0.videoSample!)) } == .endOfInput)
+        #expect(counters == [0, 1, 2, 3, 4])
+    }
+
+    @Test func aY4MFrameWithoutItsHeaderFailsTheReplayWithAReason() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("broken.y4m")
+        try Y4MFile.write(path, width: 64, height: 48, rate: "30:1", count: 4, header: { $0 == 2 ? "FRAMX" : "FRAME" })
+        let source = FileCaptureSource(path: path, realtime: false)
+        try source.open()
+        var count = 0
+        let end = captureSamples(source) { _ in count += 1 }
+        #expect(count == 2)
+        guard case .failed(let error) = end else { Issue.record("expected a failure, got \(end)"); return }
+        #expect(error.description.contains("FRAME"), "\(error)")
+    }
+
+    @Test func playedAsFastAsPossibleAFileWaitsForItsSamplesToComeBack() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("held.y4m")
+        try Y4MFile.write(path, width: 64, height: 48, rate: "30:1", count: 10)
+        let source = FileCaptureSource(path: path, realtime: false)
+        try source.open()
+        let held = HeldSamples()
+        let stop = CaptureStopSignal()
+        let done = DispatchSemaphore(value: 0)
+        let capture = Thread {
+            _ = source.run(stop: stop) { held.append($0) }
+            done.signal()
+        }
+        capture.start()
+        // Nothing comes back: the source stops at its limit and stays there.
+        let deadline = Date().addingTimeInterval(10)
+        while held.count < FileCaptureSource.lentLimit, Date() < deadline { usleep(1000) }
+        usleep(200_000)
+        #expect(held.count == FileCaptureSource.lentLimit)
+        // Once they come back, the rest follows.
+        held.releaseAll()
+        while held.delivered < 10, Date() < deadline {
+            held.releaseAll()
+            usleep(1000)
+        }
+        #expect(held.delivered == 10)
+        stop.raise()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+    }
+
     @Test func inRealTimeNoFrameComesBeforeItsStamp() throws {
         let scratch = try WriterScratchDirectory()
         let path = scratch.file("fast.y4m")
@@ -206,4 +262,18 @@ import Testing
         #expect(throws: CaptureError.self) { try FileCaptureSource(path: path, request: request).open() }
         try FileCaptureSource(path: path, request: CaptureVideoRequest(width: 64, height: 48, framesPerSecond: 10, pixelFormat: "yuv420p")).open()
     }
+}
+
+/// Samples a test holds on to while its source runs on another thread.
+private final class HeldSamples: @unchecked Sendable {
+    private let lock = NSLock()
+    private var samples = [SampleBuffer]()
+    private var total = 0
+
+    func append(_ sample: SampleBuffer) { lock.withLock { samples.append(sample); total += 1 } }
+    func releaseAll() { lock.withLock { samples.removeAll() } }
+    /// Samples held now.
+    var count: Int { lock.withLock { samples.count } }
+    /// Samples delivered so far.
+    var delivered: Int { lock.withLock { total } }
 }

@@ -29,17 +29,20 @@ extension SampleBuffer {
 
 /// YUV4MPEG2 files written by hand: a header, then each frame after `FRAME`.
 enum Y4MFile {
-    /// `count` test pattern frames (yuv420p), numbered from 0.
-    static func write(_ path: String, width: Int, height: Int, rate: String, count: Int) throws {
+    /// `count` test pattern frames (yuv420p), numbered from 0, each after the
+    /// line `header(number)` (`FRAME` by default), then `trailer`.
+    static func write(_ path: String, width: Int, height: Int, rate: String, count: Int,
+                      header: (Int) -> String = { _ in "FRAME" }, trailer: Data = Data()) throws {
         let renderer = try #require(TestPatternRenderer(width: width, height: height, format: .yuv420p))
         var data = Data("YUV4MPEG2 W\(width) H\(height) F\(rate) Ip A1:1 C420jpeg\n".utf8)
         let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: renderer.frameSize, alignment: 16)
         defer { frame.deallocate() }
         for number in 0..<count {
             renderer.render(frame: Int64(number), into: frame)
-            data.append(Data("FRAME\n".utf8))
+            data.append(Data((header(number) + "\n").utf8))
             data.append(Data(frame))
         }
+        data.append(trailer)
         try data.write(to: URL(fileURLWithPath: path))
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # capctl record vs. ffmpeg: CPU time and peak memory, encoding Y4M to H.264 and copying MJPEG.
 #
-# Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media)
+# Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media; the
+#        MJPEG input is 5 times longer, as copying takes too little CPU time to measure otherwise)
 #        CAPCTL_BENCH_THREADS=N encoder threads (default 1)
 #
 # Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 4:2:2 Y4M files
@@ -31,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 echo "making inputs ($seconds s each)..." >&2
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -pix_fmt yuv422p -f yuv4mpegpipe "$work/720p.y4m"
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t "$seconds" -pix_fmt yuv422p -f yuv4mpegpipe "$work/1080p.y4m"
-ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -c:v mjpeg -q:v 3 -f mjpeg "$work/720p.mjpeg"
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$((5 * seconds))" -c:v mjpeg -q:v 3 -f mjpeg "$work/720p.mjpeg"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -81,7 +82,7 @@ bench_case "720p 4:2:2 -> h264" "$work/720p.y4m" "$encode" "$x264"
 bench_case "1080p 4:2:2 -> h264" "$work/1080p.y4m" "$encode" "$x264"
 bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
 
-echo "record benchmark: $seconds s of 30 fps testsrc2 per input, $runs runs each, $threads encoder thread(s); medians"
+echo "record benchmark: $seconds s of 30 fps testsrc2 per input ($((5 * seconds)) s of MJPEG), $runs runs each, $threads encoder thread(s); medians"
 echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
 echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
 echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"

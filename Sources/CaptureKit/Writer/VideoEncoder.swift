@@ -5,13 +5,23 @@ import Glibc
 
 /// An open libavcodec video encoder with the conversion in front of it:
 /// frames in any format libswscale reads are converted once, into one
-/// reused frame in the encoder's pixel format and size.
+/// reused frame in the encoder's pixel format and size. Same-size 4:2:2 to
+/// 4:2:0 is done by `ChromaSubsampler` instead, and where the encoder copies
+/// its input (x264, x265) a planar source's luma is lent to it, not copied.
 final class VideoEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let encoderName: String
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
     private var scaler: OpaquePointer?
+    /// Whether the encoder copies each picture into its own memory while it
+    /// is sent (x264 and x265 do), so that a source's luma plane can be lent
+    /// to it for the call instead of being copied first.
+    private let copiesPictures: Bool
+    /// The frame that carries a lent luma plane, and the buffer of the chroma
+    /// planes converted for it (reused while the encoder holds no reference).
+    private let lendingFrame: UnsafeMutablePointer<AVFrame>
+    private var chromaBuffer: UnsafeMutablePointer<AVBufferRef>?
     /// How many times a new conversion buffer had to be allocated (1 in
     /// steady state: the first frame's).
     private(set) var bufferAllocations = 0
@@ -117,7 +127,7 @@ final class VideoEncoder {
             avcodec_free_context(&contextPointer)
             throw .invalidSettings("\(name) has no option '\(key)'")
         }
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc(), let lendingFrame = av_frame_alloc() else {
             avcodec_free_context(&contextPointer)
             throw .ffmpeg(FFmpegError(call: "av_frame_alloc", code: cffmpeg_averror(ENOMEM)))
         }
@@ -129,6 +139,8 @@ final class VideoEncoder {
         self.encoderName = name
         self.frame = frame
         self.packet = packet
+        self.lendingFrame = lendingFrame
+        copiesPictures = name == "libx264" || name == "libx265"
     }
 
     deinit {
@@ -138,6 +150,9 @@ final class VideoEncoder {
         av_frame_free(&framePointer)
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&packetPointer)
+        var lendingPointer: UnsafeMutablePointer<AVFrame>? = lendingFrame
+        av_frame_free(&lendingPointer)
+        av_buffer_unref(&chromaBuffer)
         sws_freeContext(scaler)
     }
 
@@ -166,11 +181,20 @@ final class VideoEncoder {
     func encode(planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>, format: AVPixelFormat,
                 width: Int32, height: Int32, pts: Int64, forceKeyframe: Bool,
                 sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
-        scaler = sws_getCachedContext(scaler, width, height, format,
-                                      context.pointee.width, context.pointee.height, context.pointee.pix_fmt,
-                                      SWS_BICUBIC, nil, nil, nil)
-        guard scaler != nil else {
-            throw .invalidSettings("cannot convert \(PixelFormat(raw: format)) \(width)x\(height) to \(PixelFormat(raw: context.pointee.pix_fmt))")
+        // Same-size 4:2:2 to 4:2:0 needs no scaler; everything else goes through libswscale.
+        let subsampler = width == context.pointee.width && height == context.pointee.height
+            ? ChromaSubsampler(from: format, to: context.pointee.pix_fmt, width: Int(width)) : nil
+        if let subsampler, subsampler.hasLumaPlane, copiesPictures {
+            try encodeLendingLuma(subsampler: subsampler, planes: planes, strides: strides, pts: pts, forceKeyframe: forceKeyframe, sink: sink)
+            return
+        }
+        if subsampler == nil {
+            scaler = sws_getCachedContext(scaler, width, height, format,
+                                          context.pointee.width, context.pointee.height, context.pointee.pix_fmt,
+                                          SWS_BICUBIC, nil, nil, nil)
+            guard scaler != nil else {
+                throw .invalidSettings("cannot convert \(PixelFormat(raw: format)) \(width)x\(height) to \(PixelFormat(raw: context.pointee.pix_fmt))")
+            }
         }
         if frame.pointee.buf.0 == nil {
             bufferAllocations += 1
@@ -184,7 +208,9 @@ final class VideoEncoder {
             withUnsafeMutablePointer(to: &frame.pointee.linesize) { lines in
                 data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { dst in
                     lines.withMemoryRebound(to: Int32.self, capacity: 8) { dstStride in
-                        sws_scale(scaler, planes, strides, 0, height, dst, dstStride)
+                        guard let subsampler else { return sws_scale(scaler, planes, strides, 0, height, dst, dstStride) }
+                        return subsampler.convert(planes: planes, strides: strides, height: Int(height), into: dst, destinationStrides: dstStride)
+                            ? height : cffmpeg_averror(EINVAL)
                     }
                 }
             }
@@ -194,6 +220,61 @@ final class VideoEncoder {
         frame.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         try check("avcodec_send_frame(\(encoderName))") { avcodec_send_frame(context, frame) }
         try drain(sink)
+    }
+
+    /// Sends a frame whose luma plane is the source's own, lent for the call
+    /// (the encoder copies it), and whose chroma planes are converted into
+    /// `chromaBuffer`: no luma byte is copied before the encoder's own copy.
+    private func encodeLendingLuma(subsampler: ChromaSubsampler, planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>,
+                                   pts: Int64, forceKeyframe: Bool,
+                                   sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        let width = Int(context.pointee.width), height = Int(context.pointee.height)
+        // Rows of 64 bytes' alignment, as av_frame_get_buffer gives, for the encoder's SIMD loads.
+        let chromaStride = ((width + 1) / 2 + 63) & ~63
+        let planeSize = chromaStride * ((height + 1) / 2)
+        if chromaBuffer == nil || av_buffer_is_writable(chromaBuffer) == 0 {
+            av_buffer_unref(&chromaBuffer)
+            chromaBuffer = av_buffer_alloc(2 * planeSize + Int(AV_INPUT_BUFFER_PADDING_SIZE))
+            guard chromaBuffer != nil else { throw .ffmpeg(FFmpegError(call: "av_buffer_alloc", code: cffmpeg_averror(ENOMEM))) }
+            bufferAllocations += 1
+        }
+        guard let lumaPlane = planes[0], let chroma = chromaBuffer?.pointee.data else { throw .invalidState("a frame has no luma plane") }
+        let lumaStride = Int(strides[0])
+        // The luma buffer frees nothing: the caller owns the memory, and the
+        // check below makes sure the encoder let go of it before returning.
+        var luma = av_buffer_create(UnsafeMutablePointer(mutating: lumaPlane), lumaStride * height, { _, _ in }, nil,
+                                    Int32(AV_BUFFER_FLAG_READONLY))
+        guard luma != nil else { throw .ffmpeg(FFmpegError(call: "av_buffer_create", code: cffmpeg_averror(ENOMEM))) }
+        var watch: UnsafeMutablePointer<AVBufferRef>? = av_buffer_ref(luma)
+        defer { av_buffer_unref(&watch) }
+        guard subsampler.convertChroma(planes: planes, strides: strides, height: height, u: chroma, uStride: chromaStride,
+                                       v: chroma + planeSize, vStride: chromaStride) else {
+            av_buffer_unref(&luma)
+            throw .invalidState("a 4:2:2 frame is missing a chroma plane")
+        }
+        let lent = lendingFrame
+        lent.pointee.width = context.pointee.width
+        lent.pointee.height = context.pointee.height
+        lent.pointee.format = context.pointee.pix_fmt.rawValue
+        lent.pointee.color_range = context.pointee.color_range
+        lent.pointee.buf.0 = luma
+        lent.pointee.buf.1 = av_buffer_ref(chromaBuffer)
+        lent.pointee.data.0 = UnsafeMutablePointer(mutating: lumaPlane)
+        lent.pointee.data.1 = chroma
+        lent.pointee.data.2 = chroma + planeSize
+        lent.pointee.linesize.0 = Int32(lumaStride)
+        lent.pointee.linesize.1 = Int32(chromaStride)
+        lent.pointee.linesize.2 = Int32(chromaStride)
+        lent.pointee.pts = pts
+        lent.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        let sent = avcodec_send_frame(context, lent)
+        av_frame_unref(lent)
+        if sent < 0 { throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: sent)) }
+        try drain(sink)
+        // Receiving until the encoder wants input has made it take the frame in.
+        guard av_buffer_get_ref_count(watch) == 1 else {
+            throw .invalidState("\(encoderName) kept a reference to a frame lent to it for one call")
+        }
     }
 
     /// Sends the end of the stream and passes on every packet still inside.

@@ -8,9 +8,9 @@ import Glibc
 ///
 /// MJPEG, H.264 and HEVC frames are delivered as they are stored, compressed
 /// (so they can be written without re-encoding, as a camera's are); raw
-/// frames from Y4M and raw video files are delivered in the demuxer's own
-/// memory, uncopied; any other codec is decoded and delivered raw in the
-/// decoder's pixel format.
+/// frames from Y4M files are read straight into a few recycled buffers, and
+/// those of raw video files delivered in the demuxer's own memory, uncopied;
+/// any other codec is decoded and delivered raw in the decoder's pixel format.
 ///
 /// The first frame is stamped with the time `run` began on CLOCK_MONOTONIC,
 /// each later one that time plus its distance from the first in the file;
@@ -41,6 +41,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         case compressed(codecName: String)
         /// Packets that are packed raw images of `frameSize` bytes.
         case rawPackets(PixelFormat, frameSize: Int)
+        /// Y4M frames read into recycled buffers.
+        case y4mFrames(PixelFormat, reader: Y4MFrameReader)
         /// Frames out of a decoder.
         case decoded(Decoder)
     }
@@ -55,6 +57,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     private let frames = FrameLender()
     /// Packed copies of decoded multi-plane frames.
     private var copies: RecyclingBufferPool?
+    /// The buffers Y4M frames are read into.
+    private var frameBuffers: RecyclingBufferPool?
 
     /// A source replaying `path`. A request may only ask for what the file
     /// has: its frame size, its pixel format or codec (a libavutil name, a
@@ -95,7 +99,11 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             let stated = PixelFormat(raw: AVPixelFormat(parameters.format))
             if parameters.codec_id == AV_CODEC_ID_RAWVIDEO, ["yuv4mpegpipe", "rawvideo"].contains(demuxer),
                parameters.format >= 0, let size = stated.imageSize(width: width, height: height) {
-                delivery = .rawPackets(stated, frameSize: size)
+                if demuxer == "yuv4mpegpipe", let reader = Y4MFrameReader(context: file.context, streamIndex: Int32(index), frameSize: size) {
+                    delivery = .y4mFrames(stated, reader: reader)
+                } else {
+                    delivery = .rawPackets(stated, frameSize: size)
+                }
                 layout = .raw(stated, bytesPerRow: nil)
                 fourcc = VirtualPixelFormat.fourcc(for: stated)
             } else {
@@ -119,6 +127,9 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         isIntraOnly = descriptor.map { $0.pointee.props & Int32(AV_CODEC_PROP_INTRA_ONLY) != 0 } ?? false
         self.file = file
         self.delivery = delivery
+        if case .y4mFrames(_, let reader) = delivery {
+            frameBuffers = RecyclingBufferPool(bufferSize: reader.frameSize, maximumCount: realtime ? Self.realtimePoolLimit : Self.lentLimit)
+        }
         streamIndex = Int32(index)
         timeBase = stream.pointee.time_base
         frameDuration = duration
@@ -166,6 +177,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         delivery = nil
         file = nil
         copies = nil
+        frameBuffers = nil
     }
 
     // MARK: Capture
@@ -178,6 +190,9 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             av_packet_free(&pointer)
         }
         var timing = Timing(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
+        if case .y4mFrames(let pixelFormat, let reader) = delivery, let pool = frameBuffers {
+            return runY4M(reader: reader, pixelFormat: pixelFormat, pool: pool, format: format, timing: &timing, stop: stop, deliver: deliver)
+        }
         var frame: UnsafeMutablePointer<AVFrame>?
         defer { av_frame_free(&frame) }
         if case .decoded(let decoder) = delivery {
@@ -207,6 +222,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                 deliver(.video(VideoSampleBuffer(
                     storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
                     presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: isKeyframe)))
+            case .y4mFrames:
+                return .failed(.source(path, reason: "the source is not open"))
             case .rawPackets(let pixelFormat, let frameSize):
                 if ended { return .endOfInput }
                 guard Int(packet.pointee.size) >= frameSize else {
@@ -241,8 +258,44 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
 
     /// At most this many samples of a file played as fast as possible are
     /// held by consumers at once; decoding waits for them (as the test
-    /// pattern waits for its buffers) instead of filling their queues.
-    static let lentLimit = 4
+    /// pattern waits for its buffers) instead of filling their queues. Two
+    /// let reading the next frame overlap with encoding the last.
+    static let lentLimit = 2
+    /// At most this many Y4M frames played in real time are held by
+    /// consumers at once (as many as the test pattern lends).
+    static let realtimePoolLimit = 16
+
+    /// Plays a Y4M file: each frame read into a free buffer of `pool`, which
+    /// paces a file played as fast as possible to its consumers.
+    private func runY4M(reader: Y4MFrameReader, pixelFormat: PixelFormat, pool: RecyclingBufferPool, format: CaptureVideoFormat,
+                        timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
+        var index: Int64 = 0
+        while true {
+            if stop.isRaised { return .stopped }
+            guard let buffer = pool.take() ?? pool.waitForBuffer(stop: stop) else { return .stopped }
+            switch reader.read(into: buffer.baseAddress!) {
+            case .frame:
+                break
+            case .end:
+                pool.recycle(buffer)
+                return .endOfInput
+            case .failed(let reason):
+                pool.recycle(buffer)
+                return .failed(.source(path, reason: "reading failed: \(reason)"))
+            }
+            let stamp = timing.stamp(pts: av_rescale_q(index, perFrame, timeBase), dts: cffmpeg_AV_NOPTS_VALUE)
+            index += 1
+            if realtime, stop.wait(untilNanoseconds: stamp.due) {
+                pool.recycle(buffer)
+                return .stopped
+            }
+            deliver(.video(VideoSampleBuffer(
+                storage: pool.lend(buffer, count: reader.frameSize), layout: .raw(pixelFormat, bytesPerRow: nil),
+                width: format.width, height: format.height,
+                presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence)))
+        }
+    }
 
     /// In real time, waits for a sample's stamp; otherwise until consumers
     /// hold fewer than `lentLimit` samples. Returns how capture ends if
