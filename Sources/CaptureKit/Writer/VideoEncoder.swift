@@ -184,7 +184,7 @@ final class VideoEncoder {
         // Same-size 4:2:2 to 4:2:0 needs no scaler; everything else goes through libswscale.
         let subsampler = width == context.pointee.width && height == context.pointee.height
             ? ChromaSubsampler(from: format, to: context.pointee.pix_fmt, width: Int(width)) : nil
-        if let subsampler, subsampler.hasLumaPlane, copiesPictures {
+        if let subsampler, subsampler.hasLumaPlane, copiesPictures, strides[0] > 0 {
             try encodeLendingLuma(subsampler: subsampler, planes: planes, strides: strides, pts: pts, forceKeyframe: forceKeyframe, sink: sink)
             return
         }

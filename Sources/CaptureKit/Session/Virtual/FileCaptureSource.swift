@@ -53,8 +53,10 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     private var timeBase = AVRational(num: 1, den: 1)
     private var frameDuration: (numerator: Int64, denominator: Int64) = (1, 25)
     private var isIntraOnly = false
-    private let packets = PacketLender()
-    private let frames = FrameLender()
+    /// Samples lent from packets and decoded frames, which pace a file played as fast as possible.
+    private let lent = LentSamples()
+    private let packets: PacketLender
+    private let frames: FrameLender
     /// Packed copies of decoded multi-plane frames.
     private var copies: RecyclingBufferPool?
     /// The buffers Y4M frames are read into.
@@ -68,6 +70,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         self.request = request
         self.realtime = realtime
         localizedName = VirtualDevice.file(path: path).localizedName
+        packets = PacketLender(counting: lent)
+        frames = FrameLender(counting: lent)
     }
 
     // MARK: Opening
@@ -261,6 +265,10 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// pattern waits for its buffers) instead of filling their queues. Two
     /// let reading the next frame overlap with encoding the last.
     static let lentLimit = 2
+    /// The same for compressed frames, which are small: letting more of them
+    /// out lets the reading and writing threads wake each other once for
+    /// every half of these rather than once for every frame.
+    static let compressedLentLimit = 16
     /// At most this many Y4M frames played in real time are held by
     /// consumers at once (as many as the test pattern lends).
     static let realtimePoolLimit = 16
@@ -304,11 +312,10 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         if realtime {
             guard stop.wait(untilNanoseconds: stamp.due) else { return nil }
         } else {
-            var stopped = false
-            while packets.lentCount + frames.lentCount >= Self.lentLimit {
-                if stop.wait(untilNanoseconds: MonotonicClock.nowNanoseconds() + 1_000_000) { stopped = true; break }
-            }
-            guard stopped else { return nil }
+            let compressed: Bool
+            if case .compressed = delivery { compressed = true } else { compressed = false }
+            let limit = compressed ? Self.compressedLentLimit : Self.lentLimit
+            guard !lent.waitUntilFewer(than: limit, resumingAt: limit / 2, stop: stop) else { return nil }
         }
         if let packet { av_packet_unref(packet) }
         return .stopped

@@ -10,6 +10,10 @@ import Glibc
 final class PacketLender: @unchecked Sendable {
     private let lock = WriterLock()
     private var free: [UnsafeMutablePointer<AVPacket>] = []
+    private let lent: LentSamples
+
+    /// A lender that counts what it lends in `lent`.
+    init(counting lent: LentSamples) { self.lent = lent }
 
     deinit {
         for packet in free {
@@ -24,22 +28,23 @@ final class PacketLender: @unchecked Sendable {
         guard let holder = lock.withLock({ free.popLast() }) ?? av_packet_alloc() else { return nil }
         av_packet_move_ref(holder, packet)
         let size = min(count ?? Int(holder.pointee.size), Int(holder.pointee.size))
-        lock.withLock { outstanding += 1 }
+        lent.lend()
         return SampleStorage(lending: UnsafeRawBufferPointer(start: holder.pointee.data, count: size)) { [self] in
             av_packet_unref(holder)
-            lock.withLock { free.append(holder); outstanding -= 1 }
+            lock.withLock { free.append(holder) }
+            lent.giveBack()
         }
     }
-
-    private var outstanding = 0
-    /// Packets lent and not yet released.
-    var lentCount: Int { lock.withLock { outstanding } }
 }
 
 /// Lends the first plane of decoded frames to samples the same way.
 final class FrameLender: @unchecked Sendable {
     private let lock = WriterLock()
     private var free: [UnsafeMutablePointer<AVFrame>] = []
+    private let lent: LentSamples
+
+    /// A lender that counts what it lends in `lent`.
+    init(counting lent: LentSamples) { self.lent = lent }
 
     deinit {
         for frame in free {
@@ -53,14 +58,61 @@ final class FrameLender: @unchecked Sendable {
     func lend(moving frame: UnsafeMutablePointer<AVFrame>, count: Int) -> SampleStorage? {
         guard let holder = lock.withLock({ free.popLast() }) ?? av_frame_alloc() else { return nil }
         av_frame_move_ref(holder, frame)
-        lock.withLock { outstanding += 1 }
+        lent.lend()
         return SampleStorage(lending: UnsafeRawBufferPointer(start: holder.pointee.data.0, count: count)) { [self] in
             av_frame_unref(holder)
-            lock.withLock { free.append(holder); outstanding -= 1 }
+            lock.withLock { free.append(holder) }
+            lent.giveBack()
         }
     }
+}
 
+/// How many samples a source has lent and not had back, with a wait in
+/// poll() until fewer are out. A sample coming back wakes the waiting loop
+/// only when it does wait, so a source that never waits makes no system
+/// call per sample.
+final class LentSamples: @unchecked Sendable {
+    private let lock = WriterLock()
     private var outstanding = 0
-    /// Frames lent and not yet released.
-    var lentCount: Int { lock.withLock { outstanding } }
+    private var waiting = false
+    /// While the loop waits, how few samples may be out before it is woken.
+    private var resumeAt = 0
+    /// Readable after a sample came back while the loop waited.
+    private let returned = WakeupPipe()
+
+    deinit { returned.close() }
+
+    func lend() { lock.withLock { outstanding += 1 } }
+
+    func giveBack() {
+        let wake = lock.withLock { () -> Bool in
+            outstanding -= 1
+            guard waiting, outstanding <= resumeAt else { return false }
+            waiting = false
+            return true
+        }
+        if wake { returned.wake() }
+    }
+
+    /// Returns at once while fewer than `limit` samples are out; otherwise
+    /// waits until no more than `resume` are (fewer wake-ups of both threads
+    /// than one per sample). True then, false once `stop` is raised.
+    func waitUntilFewer(than limit: Int, resumingAt resume: Int, stop: CaptureStopSignal) -> Bool {
+        var limit = limit
+        while !stop.isRaised {
+            // Decided under the lock: a sample back after this wakes the poll below.
+            let below = lock.withLock { () -> Bool in
+                waiting = outstanding >= limit
+                resumeAt = min(resume, limit - 1)
+                return !waiting
+            }
+            limit = resume + 1
+            if below { return true }
+            var entries = (pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: returned.readEnd, events: Int16(POLLIN), revents: 0))
+            _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
+            returned.drain()
+        }
+        return false
+    }
 }
