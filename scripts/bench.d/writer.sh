@@ -4,8 +4,8 @@
 # Usage: scripts/bench writer [FRAMES] [RUNS]   (defaults: 300 frames, 7 runs of each)
 #        CAPCTL_BENCH_THREADS=N for N encoder threads (default 1)
 #
-# Both paths convert YUYV 4:2:2 camera-like frames to yuv420p with libswscale
-# and encode them with libx264 (preset veryfast, CRF 23, keyframe every 60)
+# Both paths convert YUYV 4:2:2 camera-like frames to yuv420p (AssetWriter with
+# its own 4:2:2 to 4:2:0 conversion, the direct path with libswscale) and encode them with libx264 (preset veryfast, CRF 23, keyframe every 60)
 # into an MP4 file. CPU time is user + system time of the whole process (all
 # encoder threads) from the first frame to the finished file, measured inside
 # the process with getrusage. Runs alternate between the two paths; the
