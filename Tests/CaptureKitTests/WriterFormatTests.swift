@@ -348,6 +348,75 @@ import Testing
         }
     }
 
+    /// A compressed frame in memory someone else owns, as a capture buffer
+    /// is; `released` is set when the last reference goes.
+    final class OwnedFrame {
+        let bytes: UnsafeMutableRawBufferPointer
+        private let released: UnsafeMutablePointer<Bool>
+
+        init(copying data: [UInt8], released: UnsafeMutablePointer<Bool>) {
+            bytes = .allocate(byteCount: data.count, alignment: 64)
+            bytes.copyMemory(from: UnsafeRawBufferPointer(start: data, count: data.count))
+            self.released = released
+            released.pointee = false
+        }
+
+        deinit {
+            bytes.deallocate()
+            released.pointee = true
+        }
+    }
+
+    /// Frames appended with an owner are written unchanged, and the owner
+    /// goes as soon as the muxer is done with the frame: in a file with one
+    /// track the packet refers to the owner's memory, in one with more it is
+    /// a copy. Either way no capture buffer stays out after its append.
+    @Test(arguments: [("mp4", true, false), ("mp4", false, false), ("mkv", false, false), ("mp4", true, true)])
+    func passthroughFromOwnedMemoryLetsGoOfIt(container: String, fragmented: Bool, withAudio: Bool) throws {
+        let scratch = try WriterScratchDirectory()
+        let sourcePath = scratch.file("camera.mkv")
+        let source = try AssetWriter(outputPath: sourcePath)
+        let mjpeg = Self.video(.mjpeg)
+        try source.add(mjpeg)
+        try source.startWriting()
+        try source.startSession(atSourceTime: .zero)
+        try Self.appendFrames(mjpeg, 0..<30)
+        try source.finishWriting()
+
+        let reader = try CompressedSampleReader(path: sourcePath, mediaType: .video)
+        let path = scratch.file("copy.\(container)")
+        let writer = try AssetWriter(outputPath: path)
+        if fragmented { writer.movieFragmentInterval = MediaTime(value: 1, timescale: 3) }
+        let input = AssetWriterInput(outputSettings: .passthrough(reader.format))
+        try writer.add(input)
+        let audio = AssetWriterInput(outputSettings: .audio(AudioOutputSettings(codec: .aac, sampleRate: 48000, channels: 2, bitRate: 128_000)))
+        if withAudio { try writer.add(audio) }
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        if withAudio { try Self.appendTone(audio, seconds: 1) }
+        let released = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        defer { released.deallocate() }
+        var count = 0
+        while let sample = try reader.next() {
+            do {
+                let frame = OwnedFrame(copying: sample.data, released: released)
+                try input.appendCompressed(UnsafeRawBufferPointer(frame.bytes), keeping: frame, presentationTime: sample.presentationTime,
+                                           duration: sample.duration, isKeyframe: sample.isKeyframe)
+            }
+            #expect(released.pointee, "frame \(count) is still held after its append")
+            count += 1
+        }
+        try writer.finishWriting()
+        #expect(count == 30)
+        let hashes = { (file: String) throws -> [String] in
+            let packets = try FFprobe.json(["-select_streams", "v", "-show_data_hash", "md5", "-show_entries", "packet=data_hash", file])["packets"]
+            return (packets as? [[String: Any]] ?? []).compactMap { $0["data_hash"] as? String }
+        }
+        let written = try hashes(path)
+        #expect(written.count == 30)
+        #expect(written == (try hashes(sourcePath)))
+    }
+
     @Test func passthroughWritesCompressedSamplesUnchanged() throws {
         let scratch = try WriterScratchDirectory()
         // A camera-like MJPEG stream, and H.264 with B-frames, read back as compressed samples.

@@ -9,11 +9,13 @@ need python3 v4l2-ctl ffmpeg ffprobe
 capture=$(vivid_node vid-cap)
 
 # menu_index CONTROL TEXT: the index of the menu entry TEXT of a vivid control
+# (awk reads to the end: leaving early would kill v4l2-ctl with SIGPIPE mid-listing)
 menu_index() {
   v4l2-ctl -d "$capture" -L | awk -v control="$1" -v text="$2" '
     $1 == control { inside = 1; next }
-    inside && /^[[:space:]]+[0-9]+:/ { line = $0; sub(/^[[:space:]]+/, "", line); idx = line; sub(/:.*/, "", idx); sub(/^[0-9]+: /, "", line); if (line == text) { print idx; exit } ; next }
-    inside { inside = 0 }'
+    inside && /^[[:space:]]+[0-9]+:/ { line = $0; sub(/^[[:space:]]+/, "", line); idx = line; sub(/:.*/, "", idx); sub(/^[0-9]+: /, "", line); if (line == text && found == "") found = idx; next }
+    inside { inside = 0 }
+    END { if (found != "") print found }'
 }
 
 # mean_luma IMAGE: the mean of the image's grey values, 0 to 255

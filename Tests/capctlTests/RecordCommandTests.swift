@@ -267,6 +267,31 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(abs((track(info, "video")?["duration"] as? Double ?? 0) - 10) < 1e-3)
     }
 
+    /// MJPEG played as fast as possible and copied: every frame arrives, byte
+    /// for byte, though the writing thread now wakes for runs of frames; 301
+    /// frames, so that the last run is a short one the end of input hands over.
+    @Test(arguments: [[], ["--no-fragments"]])
+    func aCopiedMJPEGFileKeepsEveryFrameUnchanged(extra: [String]) throws {
+        let scratch = try RecordScratch()
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "301",
+                                          "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("in.mjpeg")])
+        try #require(made.status == 0)
+        let result = try CapctlRun.run(["record", "--video", "file:in.mjpeg", "--no-realtime", "--video-codec", "copy",
+                                        "--progress", "json"] + extra + ["out.mp4"], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["reason"] as? String == "end-of-input")
+        #expect(event["frames"] as? Int == 301)
+        #expect(event["dropped"] as? Int == 0)
+        let hashes = { (file: String) throws -> [Substring] in
+            try runTool("ffprobe", ["-v", "error", "-show_data_hash", "md5", "-show_entries", "packet=data_hash", "-of", "csv=p=0", file])
+                .stdout.split(separator: "\n")
+        }
+        let copied = try hashes(scratch.file("out.mp4"))
+        #expect(copied.count == 301)
+        #expect(copied == (try hashes(scratch.file("in.mjpeg"))))
+    }
+
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
     func audioOnlyFiles(ext: String, codec: String) throws {
         let scratch = try RecordScratch()

@@ -4,6 +4,7 @@
 # Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media; the
 #        MJPEG input is 5 times longer, as copying takes too little CPU time to measure otherwise)
 #        CAPCTL_BENCH_THREADS=N encoder threads (default 1)
+#        CAPCTL_BENCH_CASES="h264 mjpeg" which cases to run (default both)
 #
 # Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 4:2:2 Y4M files
 # (yuv422p: Y4M holds no packed YUYV; the chroma is that of a YUYV camera), and a 1280x720
@@ -11,12 +12,15 @@
 # (--video file:IN, --no-realtime) into an MP4 file, encoding with libx264 (preset
 # ultrafast, CRF 23, 4:2:0) or copying the MJPEG frames; ffmpeg does the same from the same file.
 # Each run is measured with /usr/bin/time (user + system CPU seconds, peak resident
-# memory); runs alternate between the two tools and the medians are compared.
+# memory); runs alternate between the two tools and the medians are compared. On a shared,
+# noisy machine the ratio of each back-to-back pair is steadier than the medians taken apart:
+# the "paired" column is the median of those per-run ratios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
 seconds=${2:-4}
 threads=${CAPCTL_BENCH_THREADS:-1}
+cases=${CAPCTL_BENCH_CASES:-h264 mjpeg}
 scratch=${BENCH_SCRATCH:-.build-bench}
 
 [[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (scripts/setup installs the 'time' package)" >&2; exit 1; }
@@ -36,17 +40,24 @@ ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$((5 *
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# measure OUT COMMAND...: runs it once; prints "CPU_SECONDS PEAK_KIB"
+# measure OUT COMMAND...: runs it once; prints "CPU_SECONDS PEAK_KIB". The CPU time
+# (user + system) comes from the shell's `times`, to the millisecond, for the
+# subshell's children (the command, under /usr/bin/time, which gives the peak
+# memory but prints CPU seconds to two decimals only).
 measure() {
   local out=$1
   shift
   rm -f "$out"
-  /usr/bin/time -f '%U %S %M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || {
+  local clock
+  clock=$(/usr/bin/time -f '%M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || exit 1; times) || {
     echo "bench: failed: $*" >&2
     cat "$work/stderr.txt" >&2
     exit 1
   }
-  awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time.txt"
+  # times prints "USERmSS.SSSs SYSmSS.SSSs" for the shell, then for its children.
+  awk -v peak="$(cat "$work/time.txt")" 'NR == 2 {
+      split($1, u, /[ms]/); split($2, s, /[ms]/)
+      printf "%.3f %d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2], peak }' <<<"$clock"
 }
 
 rows=()
@@ -66,25 +77,30 @@ bench_case() {
     f_mem+=("${result#* }")
     echo "$name run $run: capctl ${c_cpu[-1]} s ${c_mem[-1]} KiB, ffmpeg ${f_cpu[-1]} s ${f_mem[-1]} KiB" >&2
   done
-  local cc cm fc fm
+  local cc cm fc fm paired i
+  paired=$(for ((i = 0; i < runs; i++)); do awk -v c="${c_cpu[i]}" -v f="${f_cpu[i]}" 'BEGIN { print (f > 0 ? c / f : 0) }'; done | median)
   cc=$(printf '%s\n' "${c_cpu[@]}" | median)
   cm=$(printf '%s\n' "${c_mem[@]}" | median)
   fc=$(printf '%s\n' "${f_cpu[@]}" | median)
   fm=$(printf '%s\n' "${f_mem[@]}" | median)
-  rows+=("$(awk -v n="$name" -v cc="$cc" -v fc="$fc" -v cm="$cm" -v fm="$fm" \
-    'BEGIN { printf "%-22s %9.3f %9.3f %7.2f %11.0f %11.0f %7.2f", n, cc, fc, (fc > 0 ? cc / fc : 0), cm / 1024, fm / 1024, cm / fm }')")
+  rows+=("$(awk -v n="$name" -v cc="$cc" -v fc="$fc" -v p="$paired" -v cm="$cm" -v fm="$fm" \
+    'BEGIN { printf "%-22s %9.3f %9.3f %7.2f %7.2f %11.0f %11.0f %7.2f", n, cc, fc, (fc > 0 ? cc / fc : 0), p, cm / 1024, fm / 1024, cm / fm }')")
 }
 
 encode="--video-codec h264 --preset ultrafast --crf 23 --threads $threads"
 # capctl encodes 4:2:0 (the encoder's default); ffmpeg would keep 4:2:2 (High 4:2:2) unless told.
 x264="-c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p"
-bench_case "720p 4:2:2 -> h264" "$work/720p.y4m" "$encode" "$x264"
-bench_case "1080p 4:2:2 -> h264" "$work/1080p.y4m" "$encode" "$x264"
-bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
+if [[ " $cases " == *" h264 "* ]]; then
+  bench_case "720p 4:2:2 -> h264" "$work/720p.y4m" "$encode" "$x264"
+  bench_case "1080p 4:2:2 -> h264" "$work/1080p.y4m" "$encode" "$x264"
+fi
+if [[ " $cases " == *" mjpeg "* ]]; then
+  bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
+fi
 
 echo "record benchmark: $seconds s of 30 fps testsrc2 per input ($((5 * seconds)) s of MJPEG), $runs runs each, $threads encoder thread(s); medians"
 echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
 echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
 echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"
-printf '%-22s %9s %9s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "capctl MiB" "ffmpeg MiB" "ratio"
+printf '%-22s %9s %9s %7s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "paired" "capctl MiB" "ffmpeg MiB" "ratio"
 printf '%s\n' "${rows[@]}"

@@ -7,12 +7,17 @@ import Glibc
 /// new item is refused and counted, so a slow encoder costs dropped samples,
 /// never a stalled capture loop. Taking blocks until an item arrives or the
 /// queue is closed.
+///
+/// A producer that delivers in bursts may let items gather before the
+/// taker is woken (`put(_:wakingAt:)`); `wake()` wakes it regardless.
 final class BoundedQueue<Element>: @unchecked Sendable {
     let capacity: Int
     private var items: [Element?]
     private var head = 0
     private var count = 0
     private var closed = false
+    /// Set by `wake()`: until the queue is next found empty, `take` does not wait.
+    private var woken = false
     private(set) var refused = 0
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -38,9 +43,11 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         return body()
     }
 
-    /// Adds `item` unless the queue is full or closed; returns whether it was added.
+    /// Adds `item` unless the queue is full or closed; returns whether it
+    /// was added. A waiting taker is woken once `wakingAt` items are queued
+    /// (1: at once).
     @discardableResult
-    func put(_ item: Element) -> Bool {
+    func put(_ item: Element, wakingAt threshold: Int = 1) -> Bool {
         locked {
             guard !closed else { return false }
             guard count < capacity else {
@@ -49,8 +56,17 @@ final class BoundedQueue<Element>: @unchecked Sendable {
             }
             items[(head + count) % capacity] = item
             count += 1
-            pthread_cond_signal(condition)
+            if count >= threshold { pthread_cond_signal(condition) }
             return true
+        }
+    }
+
+    /// Wakes the taker: it takes what gathered without waiting, then one
+    /// `take` returns nil at once, so that it can look at other news.
+    func wake() {
+        locked {
+            woken = true
+            pthread_cond_signal(condition)
         }
     }
 
@@ -65,14 +81,17 @@ final class BoundedQueue<Element>: @unchecked Sendable {
                 deadline.tv_sec += Int(total / 1_000_000_000)
                 deadline.tv_nsec = Int(total % 1_000_000_000)
             }
-            while count == 0 && !closed {
+            while count == 0 && !closed && !woken {
                 if timeoutNanoseconds != nil {
                     if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
                 } else {
                     pthread_cond_wait(condition, mutex)
                 }
             }
-            guard count > 0 else { return nil }
+            guard count > 0 else {
+                woken = false
+                return nil
+            }
             let item = items[head]
             items[head] = nil
             head = (head + 1) % capacity

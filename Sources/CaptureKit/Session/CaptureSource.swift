@@ -37,8 +37,22 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// Samples the device itself lost so far (kernel sequence gaps, ALSA overruns).
     var droppedByDevice: Int { get }
 
+    /// How many of its samples an output may gather before its thread is
+    /// woken to write them. A device delivering in real time wants each
+    /// sample taken at once (1, the default). A source that delivers as fast
+    /// as it can (a file played with `realtime` off) may say more: the
+    /// output's thread then wakes once for a run of samples, not twice per
+    /// sample. Must not exceed half of what the source lets out at once, so
+    /// that a source waiting for its samples to come back never waits on a
+    /// thread nobody woke. Read once, after `open()`.
+    var samplesPerWakeup: Int { get }
+
     /// Releases the device. Safe to call more than once.
     func close()
+}
+
+extension CaptureSource {
+    public var samplesPerWakeup: Int { 1 }
 }
 
 /// How a capture loop ended.

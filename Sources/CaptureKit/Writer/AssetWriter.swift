@@ -107,6 +107,8 @@ public final class AssetWriter: @unchecked Sendable {
     private(set) var usesEditLists = false
     /// Added to file times in fragmented files (see `openMuxer`).
     private var timelineOffset = MediaTime.zero
+    /// How many tracks (inputs) the file has.
+    var trackCount: Int { lock.withLock { inputList.count } }
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
 
     /// What has been written to one stream, in its time base.
@@ -322,7 +324,9 @@ public final class AssetWriter: @unchecked Sendable {
         guard allocated >= 0, let context else { throw .ffmpeg(FFmpegError(call: "avformat_alloc_output_context2(\(fileType.muxerName))", code: allocated)) }
         format = context
         let writeContext: FileWriteContext
-        do { writeContext = try FileWriteContext(file: file) } catch { throw .ffmpeg(error) }
+        // Unfragmented files get each packet written on its own; a buffer
+        // gathers them. A fragment's media data comes in one block.
+        do { writeContext = try FileWriteContext(file: file, writingBlocksThrough: isFragmented) } catch { throw .ffmpeg(error) }
         io = writeContext
         context.pointee.pb = writeContext.context
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO

@@ -417,10 +417,17 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
 
     /// Appends one compressed sample from memory the caller owns (such as a
-    /// mapped capture buffer), copied once into the packet: `append(_:)`
-    /// without the intermediate array.
-    public func appendCompressed(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, decodeTime: MediaTime? = nil,
-                                 duration: MediaTime? = nil, isKeyframe: Bool) throws(WriterError) {
+    /// mapped capture buffer): `append(_:)` without the intermediate array.
+    ///
+    /// The bytes are copied into the packet, unless `owner` is given and the
+    /// file has this one track: then the packet refers to `bytes` and keeps
+    /// `owner` alive until the muxer lets go of it. With one track nothing
+    /// waits to be interleaved, and the muxers write or copy the bytes before
+    /// this returns. With several tracks the muxer may hold packets back to
+    /// interleave them, and a capture buffer held there would be missing from
+    /// the driver's queue.
+    public func appendCompressed(_ bytes: UnsafeRawBufferPointer, keeping owner: AnyObject? = nil, presentationTime: MediaTime,
+                                 decodeTime: MediaTime? = nil, duration: MediaTime? = nil, isKeyframe: Bool) throws(WriterError) {
         let sample = (presentationTime: presentationTime, decodeTime: decodeTime, duration: duration, isKeyframe: isKeyframe)
         try lock.withLock { () throws(WriterError) in
             guard let writer else { throw .invalidState("the input has not been added to a writer") }
@@ -449,9 +456,18 @@ public final class AssetWriterInput: @unchecked Sendable {
             }
             lastDecodeTime = dts
             let size = Int32(bytes.count)
-            let allocated = av_new_packet(packet, size)
-            guard allocated >= 0 else { throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_new_packet", code: allocated))) }
-            packet.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: Int(size))
+            if let owner, writer.trackCount == 1 {
+                guard let buffer = Self.packetBuffer(lending: source, count: size, keeping: owner) else {
+                    throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_buffer_create", code: cffmpeg_averror(ENOMEM))))
+                }
+                packet.pointee.buf = buffer
+                packet.pointee.data = buffer.pointee.data
+                packet.pointee.size = size
+            } else {
+                let allocated = av_new_packet(packet, size)
+                guard allocated >= 0 else { throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_new_packet", code: allocated))) }
+                packet.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: Int(size))
+            }
             packet.pointee.pts = pts
             packet.pointee.dts = dts
             // Without a duration, a sample lasts the shortest step between
@@ -470,6 +486,19 @@ public final class AssetWriterInput: @unchecked Sendable {
                 throw failIfWriterError(error)
             }
         }
+    }
+
+    /// A read-only AVBufferRef over `count` bytes at `source` that holds a
+    /// reference to `owner` and drops it when libavformat frees the buffer.
+    private static func packetBuffer(lending source: UnsafeRawPointer, count: Int32,
+                                     keeping owner: AnyObject) -> UnsafeMutablePointer<AVBufferRef>? {
+        let kept = Unmanaged.passRetained(owner)
+        let buffer = av_buffer_create(UnsafeMutablePointer(mutating: source.assumingMemoryBound(to: UInt8.self)), Int(count), { opaque, _ in
+            guard let opaque else { return }
+            Unmanaged<AnyObject>.fromOpaque(opaque).release()
+        }, kept.toOpaque(), Int32(AV_BUFFER_FLAG_READONLY))
+        if buffer == nil { kept.release() }
+        return buffer
     }
 
     // MARK: Finishing

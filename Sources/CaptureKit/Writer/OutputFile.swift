@@ -145,7 +145,11 @@ final class FileWriteContext {
         }
     }
 
-    init(file: OutputFile) throws(FFmpegError) {
+    /// With `writingBlocksThrough`, a block libavformat writes in one call
+    /// (a whole fragment's media data, which the muxer keeps in memory until
+    /// the fragment is complete) goes to the file without being copied into
+    /// the context's buffer first; small writes are still gathered there.
+    init(file: OutputFile, writingBlocksThrough: Bool = false) throws(FFmpegError) {
         let target = Target(descriptor: file.descriptor, path: file.path)
         let size: Int32 = 1 << 16
         guard let buffer = av_malloc(Int(size)) else {
@@ -157,6 +161,7 @@ final class FileWriteContext {
             retained.release()
             throw FFmpegError(call: "avio_alloc_context", code: cffmpeg_averror(ENOMEM))
         }
+        context.pointee.direct = writingBlocksThrough ? 1 : 0
         self.context = context
         self.box = retained
     }

@@ -57,6 +57,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // Writing thread only.
     private var inputs: [CaptureInput] = []
+    /// For each input, how many of its samples may gather before the writing thread is woken.
+    private var samplesPerWakeup: [Int] = []
     private var queue: BoundedQueue<(Int, SampleBuffer)>?
     private var thread: CaptureThread?
     private var current: RecordingFileWriter?
@@ -180,7 +182,9 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public func prepare(inputs allInputs: [CaptureInput]) throws(RecordingError) {
         guard thread == nil, current == nil else { return }
         inputs = allInputs
+        samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
         let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
+        hasVideo = accepted.contains { $0.mediaType == .video }
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
         }
@@ -315,7 +319,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     open override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
         guard recordedMediaTypes.contains(input.mediaType) else { return }
-        queue.put((index, sample))
+        queue.put((index, sample), wakingAt: samplesPerWakeup[index])
     }
 
     open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
@@ -333,6 +337,9 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 break
             }
         }
+        // Samples may be gathering (see `samplesPerWakeup`), and the writing
+        // thread should learn of the end now rather than at its next timeout.
+        queue?.wake()
     }
 
     private var endedInputsPending: Set<Int> = []
@@ -358,7 +365,9 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: The writing thread
 
-    private var hasVideo: Bool { inputs.contains { $0.mediaType == .video && recordedMediaTypes.contains(.video) } }
+    /// Whether a video input is recorded, settled in `prepare(inputs:)`
+    /// (asked for every sample, so not worked out again each time).
+    private var hasVideo = false
 
     private func writingLoop() {
         guard let queue else { return }
@@ -535,8 +544,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 if let cut = file.cutTime, video.presentationTime >= cut { return }
                 switch video.layout {
                 case .compressed:
-                    try writerInput.appendCompressed(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
-                                                     isKeyframe: video.isKeyframe)
+                    try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
+                                                     duration: video.duration, isKeyframe: video.isKeyframe)
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
@@ -759,11 +768,16 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Reporting
 
     private func publishStatistics() {
-        let openFiles = draining + [current].compactMap { $0 }
+        // Runs for every sample: sums in place rather than building an array of the open files.
         let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
-        let bytes = closedBytes + openFiles.reduce(0) { $0 + $1.writer.bytesWritten }
-        let frames = openFiles.reduce(0) { $0 + $1.videoFrames }
-        let samples = openFiles.reduce(0) { $0 + $1.audioSamples }
+        var bytes = closedBytes, frames = 0, samples = 0
+        func add(_ file: RecordingFileWriter) {
+            bytes += file.writer.bytesWritten
+            frames += file.videoFrames
+            samples += file.audioSamples
+        }
+        for file in draining { add(file) }
+        if let current { add(current) }
         lock.withLock {
             stats.duration = duration
             stats.bytes = bytes

@@ -43,6 +43,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         case rawPackets(PixelFormat, frameSize: Int)
         /// Y4M frames read into recycled buffers.
         case y4mFrames(PixelFormat, reader: Y4MFrameReader)
+        /// The images of a raw MJPEG stream, delimited without libavformat's parser.
+        case jpegStream(codecName: String, reader: JPEGStreamReader)
         /// Frames out of a decoder.
         case decoded(Decoder)
     }
@@ -95,6 +97,10 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         let layout: VideoSampleLayout
         let fourcc: String
         switch parameters.codec_id {
+        case AV_CODEC_ID_MJPEG where ["mjpeg", "jpeg_pipe"].contains(demuxer) && Self.rewind(file.context):
+            delivery = .jpegStream(codecName: codecName, reader: JPEGStreamReader(io: file.context.pointee.pb))
+            layout = .compressed(codecName: codecName)
+            fourcc = VirtualPixelFormat.fourcc(forCodec: codecName)
         case AV_CODEC_ID_MJPEG, AV_CODEC_ID_H264, AV_CODEC_ID_HEVC:
             delivery = .compressed(codecName: codecName)
             layout = .compressed(codecName: codecName)
@@ -141,6 +147,21 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         videoFormat = CaptureVideoFormat(
             layout: layout, width: width, height: height,
             frameDuration: MediaTime(value: duration.numerator, timescale: Int32(clamping: duration.denominator)), fourcc: fourcc)
+    }
+
+    /// Moves a raw stream's reading back to its first byte (opening the file
+    /// read ahead to learn its streams); false when it cannot be.
+    private static func rewind(_ context: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        guard let io = context.pointee.pb else { return false }
+        return avio_seek(io, 0, SEEK_SET) == 0
+    }
+
+    /// Whether samples are compressed frames (small: more of them may be out at once).
+    private var deliversCompressedFrames: Bool {
+        switch delivery {
+        case .compressed, .jpegStream: return true
+        default: return false
+        }
     }
 
     /// Refuses a request for anything the file does not have.
@@ -197,6 +218,9 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         if case .y4mFrames(let pixelFormat, let reader) = delivery, let pool = frameBuffers {
             return runY4M(reader: reader, pixelFormat: pixelFormat, pool: pool, format: format, timing: &timing, stop: stop, deliver: deliver)
         }
+        if case .jpegStream(let codecName, let reader) = delivery {
+            return runJPEG(reader: reader, codecName: codecName, packet: packet, format: format, timing: &timing, stop: stop, deliver: deliver)
+        }
         var frame: UnsafeMutablePointer<AVFrame>?
         defer { av_frame_free(&frame) }
         if case .decoded(let decoder) = delivery {
@@ -226,7 +250,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                 deliver(.video(VideoSampleBuffer(
                     storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
                     presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: isKeyframe)))
-            case .y4mFrames:
+            case .y4mFrames, .jpegStream:
+                // Played by runY4M and runJPEG.
                 return .failed(.source(path, reason: "the source is not open"))
             case .rawPackets(let pixelFormat, let frameSize):
                 if ended { return .endOfInput }
@@ -273,6 +298,15 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// consumers at once (as many as the test pattern lends).
     static let realtimePoolLimit = 16
 
+    /// Compressed frames played as fast as possible gather in an output's
+    /// queue, half of those that may be out, before its thread is woken;
+    /// anything else wakes it for each frame (raw frames: too few may be
+    /// out; in real time: frames are due one by one).
+    public var samplesPerWakeup: Int {
+        guard !realtime, deliversCompressedFrames else { return 1 }
+        return Self.compressedLentLimit / 2
+    }
+
     /// Plays a Y4M file: each frame read into a free buffer of `pool`, which
     /// paces a file played as fast as possible to its consumers.
     private func runY4M(reader: Y4MFrameReader, pixelFormat: PixelFormat, pool: RecyclingBufferPool, format: CaptureVideoFormat,
@@ -305,6 +339,31 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         }
     }
 
+    /// Plays a raw MJPEG stream, image by image, each one a keyframe.
+    private func runJPEG(reader: JPEGStreamReader, codecName: String, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
+                         timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
+        var index: Int64 = 0
+        while true {
+            if stop.isRaised { return .stopped }
+            switch reader.read(into: packet) {
+            case .image:
+                break
+            case .end:
+                return .endOfInput
+            case .failed(let reason):
+                return .failed(.source(path, reason: "reading failed: \(reason)"))
+            }
+            let stamp = timing.stamp(pts: av_rescale_q(index, perFrame, timeBase), dts: cffmpeg_AV_NOPTS_VALUE)
+            index += 1
+            if let end = pace(stamp, stop: stop, packet: packet) { return end }
+            guard let storage = packets.lend(moving: packet) else { return .failed(.source(path, reason: "out of memory")) }
+            deliver(.video(VideoSampleBuffer(
+                storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
+                presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: true)))
+        }
+    }
+
     /// In real time, waits for a sample's stamp; otherwise until consumers
     /// hold fewer than `lentLimit` samples. Returns how capture ends if
     /// stopping was asked meanwhile (dropping the packet).
@@ -312,9 +371,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         if realtime {
             guard stop.wait(untilNanoseconds: stamp.due) else { return nil }
         } else {
-            let compressed: Bool
-            if case .compressed = delivery { compressed = true } else { compressed = false }
-            let limit = compressed ? Self.compressedLentLimit : Self.lentLimit
+            let limit = deliversCompressedFrames ? Self.compressedLentLimit : Self.lentLimit
             guard !lent.waitUntilFewer(than: limit, resumingAt: limit / 2, stop: stop) else { return nil }
         }
         if let packet { av_packet_unref(packet) }
