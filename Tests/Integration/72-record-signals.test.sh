@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Signals on a recording from vivid: SIGINT finalizes a playable file (status 0), SIGUSR1
-# and SIGUSR2 leave the paused time out of the file, SIGKILL leaves a file readable up to
-# its last fragment.
+# Signals on a recording from vivid: SIGINT finalizes a playable file (status 0), SIGHUP
+# goes on in the next file (OUT-2) with no frame lost, SIGUSR1 and SIGUSR2 leave the paused
+# time out of the file, SIGKILL leaves a file readable up to its last fragment.
 source "$(dirname "$0")/lib.sh"
 need ffprobe ffmpeg
 
@@ -18,6 +18,25 @@ assert_eq 0 "$status" "exit status after SIGINT"
 assert_eq '"stopped"' "$(event_field int.out finished reason)"
 assert_eq "$(event_field int.out finished frames)" "$(frame_count int.mp4)"
 assert_ok ffmpeg -v error -xerror -i int.mp4 -f null -
+
+note "SIGHUP switches to the next file"
+"$CAPCTL" record --video "$node" --size 320x180 --max-duration 3 --progress json --progress-interval 0.2 hup.mp4 >hup.out 2>hup.err &
+pid=$!
+wait_record_event hup.out progress 30 'e["duration"] >= 1'
+kill -HUP "$pid"
+wait_record_event hup.out segment 10 'e["file"] == "hup.mp4"'
+status=0
+wait "$pid" || status=$?
+assert_eq 0 "$status" "exit status after the limit"
+assert_eq '["hup.mp4", "hup-2.mp4"]' "$(event_field hup.out finished files)"
+first=$(frame_count hup.mp4)
+second=$(frame_count hup-2.mp4)
+note "hup.mp4: $first frames, hup-2.mp4: $second frames"
+first_event=$(python3 -c 'import json, sys
+print(next(e["frames"] for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "segment" and e.get("file") == "hup.mp4"))' hup.out)
+assert_eq "$first_event" "$first" "frames of the first file"
+assert_eq "$(event_field hup.out finished frames)" "$((first + second))" "frames of both files"
+assert_ok ffmpeg -v error -xerror -i hup-2.mp4 -f null -
 
 note "pause and resume"
 "$CAPCTL" record --video "$node" --size 320x180 --max-duration 3 --progress json --progress-interval 0.2 pause.mp4 >pause.out 2>pause.err &

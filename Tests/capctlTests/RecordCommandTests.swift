@@ -206,6 +206,55 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
     }
 
+    /// SIGHUP ends the file at once and goes on in the next one (OUT-2 when
+    /// OUT has no %n): no frame lost or repeated at the switch, and the new
+    /// file starts with a keyframe and plays on its own.
+    @Test func sighupSwitchesToTheNextFile() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.small + ["--max-duration", "2.5", "clip.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 1 }
+        recorder.signal(SIGHUP)
+        let segment = try recorder.waitFor { $0["event"] as? String == "segment" }
+        #expect(segment["file"] as? String == "clip.mp4")
+        #expect(segment["complete"] as? Bool == true)
+        let switchedAt = try #require(segment["duration"] as? Double)
+        #expect(switchedAt >= 1 && switchedAt < 2.5, "switched at \(switchedAt) s")
+        #expect(recorder.finish() == 0, "stderr: \(recorder.stderr)")
+        let event = try recorder.waitFor(5) { $0["event"] as? String == "finished" }
+        #expect(event["reason"] as? String == "max-duration")
+        #expect(event["files"] as? [String] == ["clip.mp4", "clip-2.mp4"])
+        let first = try decodedFrames(scratch.file("clip.mp4"))
+        let second = try decodedFrames(scratch.file("clip-2.mp4"))
+        #expect(first == segment["frames"] as? Int)
+        #expect(first + second == event["frames"] as? Int)
+        #expect(abs(first + second - 75) <= 1, "\(first) + \(second) frames in 2.5 s at 30 fps")
+        let keys = try runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame", "-of", "default=nw=1:nk=1",
+                                           "-read_intervals", "%+#1", scratch.file("clip-2.mp4")])
+        #expect(keys.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "clip-2.mp4 does not start with a keyframe")
+        #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("clip-2.mp4"), "-f", "null", "-"]).status == 0)
+    }
+
+    /// A second SIGINT while the first one's stop is still finishing (here,
+    /// an encoder far behind a 1080p camera) exits at once with status 130,
+    /// leaving the fragments written so far readable.
+    @Test func aSecondSigintExitsAtOnce() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(["--video", "test-pattern", "--size", "1920x1080", "--video-codec", "hevc", "--preset", "veryslow",
+                                            "--fragment-interval", "0.5", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 1 }
+        recorder.signal(SIGINT)
+        usleep(300_000)
+        #expect(recorder.process.isRunning, "the first SIGINT's stop should still be encoding what was queued")
+        let second = Date()
+        recorder.signal(SIGINT)
+        #expect(recorder.finish() == 130, "stderr: \(recorder.stderr)")
+        #expect(Date().timeIntervalSince(second) < 5)
+        #expect(recorder.events.last?["event"] as? String == "interrupted")
+        // The file is left where it was, and whatever fragments it has are readable.
+        #expect(scratch.contents == ["out.mp4"])
+        #expect(try runTool("ffprobe", ["-v", "error", scratch.file("out.mp4")]).status == 0)
+    }
+
     @Test func pausedTimeIsLeftOut() throws {
         let scratch = try RecordScratch()
         let recorder = try RunningRecorder(Self.small + ["--max-duration", "2", "out.mp4"], in: scratch.url)
