@@ -348,6 +348,57 @@ import Testing
         }
     }
 
+    /// H.264 as a camera delivers it: Annex B, parameter sets in band, no
+    /// configuration up front. A fragmented MP4 (whose index is written before
+    /// any frame) holds back its index for the first keyframe's parameter sets;
+    /// every frame then decodes, as in a classic MP4 and in MPEG-TS.
+    @Test(arguments: [("mp4", true), ("mp4", false), ("ts", false)])
+    func annexBH264WithoutConfigurationIsWrittenPlayable(container: String, fragmented: Bool) throws {
+        let scratch = try WriterScratchDirectory()
+        let encoded = scratch.file("encoded.mp4")
+        let source = try AssetWriter(outputPath: encoded)
+        let h264 = Self.video(.h264, keyframes: 10)
+        try source.add(h264)
+        try source.startWriting()
+        try source.startSession(atSourceTime: .zero)
+        try Self.appendFrames(h264, 0..<30)
+        try source.finishWriting()
+        let camera = scratch.file("camera.h264")
+        let converted = Process()
+        converted.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        converted.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-i", encoded, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", camera]
+        try converted.run()
+        converted.waitUntilExit()
+        try #require(converted.terminationStatus == 0)
+
+        let reader = try CompressedSampleReader(path: camera, mediaType: .video)
+        let path = scratch.file("copy.\(container)")
+        let writer = try AssetWriter(outputPath: path)
+        if fragmented { writer.movieFragmentInterval = MediaTime(value: 1, timescale: 3) }
+        let input = AssetWriterInput(outputSettings: .passthrough(.video(codecName: "h264", width: 320, height: 240)))
+        #expect(input.needsConfigurationFromFirstFrame)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        var number = 0
+        while let sample = try reader.next() {
+            #expect(Array(sample.data.prefix(4)) == [0, 0, 0, 1] || Array(sample.data.prefix(3)) == [0, 0, 1], "frame \(number) is not Annex B")
+            try sample.data.withUnsafeBytes {
+                try input.appendCompressed($0, presentationTime: Self.frameDuration * Int64(number), isKeyframe: sample.isKeyframe)
+            }
+            number += 1
+        }
+        try writer.finishWriting()
+        #expect(number == 30)
+        let item = try PlayerItem(path: path)
+        let output = try PlayerItemVideoOutput(item: item, pixelFormat: .gray8)
+        for wanted in [0, 9, 10, 29] {
+            let buffer = try #require(try output.copyPixelBuffer(forItemTime: MediaTime(seconds: (Double(wanted) + 0.5) / 30, preferredTimescale: 90000)))
+            #expect(NumberedFrames.read(buffer) == wanted, "\(path) frame \(wanted)")
+        }
+        #expect(try FFprobe.frames(path).count == 30)
+    }
+
     /// A compressed frame in memory someone else owns, as a capture buffer
     /// is; `released` is set when the last reference goes.
     final class OwnedFrame {
@@ -355,8 +406,9 @@ import Testing
         private let released: UnsafeMutablePointer<Bool>
 
         init(copying data: [UInt8], released: UnsafeMutablePointer<Bool>) {
-            bytes = .allocate(byteCount: data.count, alignment: 64)
-            bytes.copyMemory(from: UnsafeRawBufferPointer(start: data, count: data.count))
+            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 64)
+            data.withUnsafeBytes { memory.copyMemory(from: $0) }
+            bytes = memory
             self.released = released
             released.pointee = false
         }
@@ -464,5 +516,43 @@ import Testing
                 #expect(NumberedFrames.read(buffer) == number, "\(path) frame \(number)")
             }
         }
+    }
+}
+
+/// What a recording copies compressed frames with: the source's codec
+/// configuration goes along; where the container needs it up front and the
+/// camera has none to give, the recording is refused before it starts.
+@Suite struct PassthroughSettingsTests {
+    static func format(_ codec: String, configuration: [UInt8] = []) -> CaptureVideoFormat {
+        CaptureVideoFormat(layout: .compressed(codecName: codec), width: 320, height: 240,
+                           frameDuration: MediaTime(value: 1, timescale: 30), fourcc: "H264", codecConfiguration: configuration)
+    }
+
+    @Test func aFilesCodecConfigurationTravelsWithItsFrames() throws {
+        var settings = RecordingSettings()
+        settings.video = .passthrough
+        let record: [UInt8] = [1, 0x64, 0, 0x1E, 0xFF]
+        let chosen = try settings.outputSettings(forVideo: Self.format("h264", configuration: record), fileType: .matroska)
+        guard case .passthrough(let format) = chosen else { Issue.record("not passthrough: \(chosen)"); return }
+        #expect(format.codecName == "h264")
+        #expect(format.extradata == record)
+    }
+
+    @Test func cameraH264IntoMatroskaIsRefusedWithWhatToDoInstead() throws {
+        var settings = RecordingSettings()
+        settings.video = .passthrough
+        #expect(throws: RecordingError.self) { try settings.outputSettings(forVideo: Self.format("h264"), fileType: .matroska) }
+        do {
+            _ = try settings.outputSettings(forVideo: Self.format("hevc"), fileType: .matroska)
+        } catch {
+            #expect(error.description.contains("record to .mp4, .mov or .ts"), "\(error)")
+        }
+        for fileType in [FileType.mp4, .quickTimeMovie, .mpegTS] {
+            let chosen = try settings.outputSettings(forVideo: Self.format("h264"), fileType: fileType)
+            guard case .passthrough(let format) = chosen else { Issue.record("\(fileType): not passthrough"); continue }
+            #expect(format.extradata.isEmpty)
+        }
+        // MJPEG needs no configuration anywhere.
+        _ = try settings.outputSettings(forVideo: Self.format("mjpeg"), fileType: .matroska)
     }
 }

@@ -20,7 +20,7 @@ assert_eq "$(event_field int.out finished frames)" "$(frame_count int.mp4)"
 assert_ok ffmpeg -v error -xerror -i int.mp4 -f null -
 
 note "SIGHUP switches to the next file"
-"$CAPCTL" record --video "$node" --size 320x180 --max-duration 3 --progress json --progress-interval 0.2 hup.mp4 >hup.out 2>hup.err &
+"$CAPCTL" record --video "$node" --size 320x180 --max-duration 5 --progress json --progress-interval 0.2 hup.mp4 >hup.out 2>hup.err &
 pid=$!
 wait_record_event hup.out progress 30 'e["duration"] >= 1'
 kill -HUP "$pid"

@@ -341,6 +341,32 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(copied == (try hashes(scratch.file("in.mjpeg"))))
     }
 
+    /// H.264 with B-frames, replayed from MP4 (length-prefixed, parameter sets
+    /// in the track header) and copied into MP4 and Matroska: every frame, in
+    /// its order, decoding to the same pictures as the source.
+    @Test(arguments: ["mp4", "mkv"])
+    func aCopiedH264FileWithBFramesDecodesToTheSamePictures(container: String) throws {
+        let scratch = try RecordScratch()
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2",
+                                          "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "30", scratch.file("in.mp4")])
+        try #require(made.status == 0)
+        let out = "out.\(container)"
+        let result = try CapctlRun.run(["record", "--video", "file:in.mp4", "--no-realtime", "--video-codec", "copy",
+                                        "--progress", "json", out], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["frames"] as? Int == 60)
+        #expect(event["dropped"] as? Int == 0)
+        #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file(out), "-f", "null", "-"]).status == 0)
+        let pictures = { (file: String) throws -> [Substring] in
+            try runTool("ffmpeg", ["-v", "error", "-i", file, "-f", "framemd5", "-"]).stdout.split(separator: "\n")
+                .filter { !$0.hasPrefix("#") }.map { $0.split(separator: ",").last ?? "" }
+        }
+        let copied = try pictures(scratch.file(out))
+        #expect(copied.count == 60)
+        #expect(copied == (try pictures(scratch.file("in.mp4"))))
+    }
+
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
     func audioOnlyFiles(ext: String, codec: String) throws {
         let scratch = try RecordScratch()

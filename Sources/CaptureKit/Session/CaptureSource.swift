@@ -111,13 +111,20 @@ public struct CaptureVideoFormat: Sendable, Hashable {
     public var frameDuration: MediaTime?
     /// The V4L2 fourcc, or a short name for virtual sources.
     public var fourcc: String
+    /// What compressed frames need to be decoded and that they do not carry:
+    /// the codec configuration a file keeps out of band (an avcC or hvcC
+    /// record for H.264/HEVC from MP4 or Matroska, whose frames are then
+    /// length-prefixed). Empty for a camera, whose frames carry it in band.
+    public var codecConfiguration: [UInt8]
 
-    public init(layout: VideoSampleLayout, width: Int, height: Int, frameDuration: MediaTime?, fourcc: String) {
+    public init(layout: VideoSampleLayout, width: Int, height: Int, frameDuration: MediaTime?, fourcc: String,
+                codecConfiguration: [UInt8] = []) {
         self.layout = layout
         self.width = width
         self.height = height
         self.frameDuration = frameDuration
         self.fourcc = fourcc
+        self.codecConfiguration = codecConfiguration
     }
 }
 
@@ -192,6 +199,17 @@ public final class CaptureStopSignal: @unchecked Sendable {
             _ = Glibc.poll(&entry, 1, millis)
         }
         return true
+    }
+}
+
+extension CaptureStopSignal {
+    /// Waits in poll() until stopping is requested or `descriptor` is
+    /// readable: for a source waiting on its consumers, such as for a lent
+    /// buffer to come back (the wakeup pipe it is returned through).
+    func waitUntilRaised(orReadable descriptor: Int32) {
+        var entries = (pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+        _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
     }
 }
 

@@ -64,9 +64,12 @@ public final class VideoSampleBuffer: @unchecked Sendable {
     public let sequence: UInt64
     /// Whether a compressed frame decodes on its own (always true for raw frames).
     public let isKeyframe: Bool
+    /// When a compressed frame must be decoded, on the same clock, where that
+    /// differs from its presentation time (streams with B-frames); nil otherwise.
+    public let decodeTime: MediaTime?
 
     public init(storage: SampleStorage, layout: VideoSampleLayout, width: Int, height: Int, presentationTime: MediaTime,
-                duration: MediaTime?, sequence: UInt64, isKeyframe: Bool = true) {
+                duration: MediaTime?, sequence: UInt64, isKeyframe: Bool = true, decodeTime: MediaTime? = nil) {
         self.storage = storage
         self.layout = layout
         self.width = width
@@ -75,6 +78,7 @@ public final class VideoSampleBuffer: @unchecked Sendable {
         self.duration = duration
         self.sequence = sequence
         self.isKeyframe = isKeyframe
+        self.decodeTime = decodeTime
     }
 
     public var bytes: UnsafeRawBufferPointer { storage.bytes }

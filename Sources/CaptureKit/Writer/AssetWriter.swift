@@ -107,6 +107,9 @@ public final class AssetWriter: @unchecked Sendable {
     private(set) var usesEditLists = false
     /// Added to file times in fragmented files (see `openMuxer`).
     private var timelineOffset = MediaTime.zero
+    /// A fragmented file whose movie box waits for the first fragment
+    /// (`delay_moov`): its time scale and track flags are settled once it is there.
+    private var moviePatchPending = false
     /// How many tracks (inputs) the file has.
     var trackCount: Int { lock.withLock { inputList.count } }
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
@@ -371,6 +374,9 @@ public final class AssetWriter: @unchecked Sendable {
             if settings.metadata.contains(where: { !MetadataItem.commonKeys.contains($0.key) }) { flags.append("use_metadata_tags") }
             if fragmented {
                 flags += ["frag_keyframe", "empty_moov", "default_base_moof"]
+                // H.264/HEVC copied from a camera brings its parameter sets in
+                // band: the index that needs them waits for the first frame.
+                if inputList.contains(where: \.needsConfigurationFromFirstFrame) { flags.append("delay_moov") }
                 let micros = settings.fragmentInterval.converted(toTimescale: 1_000_000).value
                 let clamped = String(max(1, min(micros, Int64(Int32.max))))
                 if inputList.contains(where: { $0.mediaType == .video }) {
@@ -391,16 +397,26 @@ public final class AssetWriter: @unchecked Sendable {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
         if fragmented {
-            // The movie box is already written at the head of the file:
-            // settle the time scale and track flags there, in place.
-            avio_flush(writeContext.context)
-            if let error = writeContext.ioError { throw .io(path: outputPath, error: error) }
-            let patcher = MoviePatcher(file: file)
-            let boxes = try patcher.topLevelBoxes()
-            let (_, movie) = try patcher.readMovie(boxes)
-            let scale = try chooseMovieTimescale(movie)
-            try patcher.patchInPlace(timescale: scale, tracks: trackPatches(movie: movie, edits: nil))
+            if inputList.contains(where: \.needsConfigurationFromFirstFrame) {
+                moviePatchPending = true
+            } else {
+                try patchFragmentedMovieHeader()
+            }
         }
+    }
+
+    /// Settles the time scale and track flags in a fragmented file's movie
+    /// box, in place, once it is written at the head of the file.
+    private func patchFragmentedMovieHeader() throws(WriterError) {
+        guard let io else { return }
+        avio_flush(io.context)
+        if let error = io.ioError { throw .io(path: outputPath, error: error) }
+        let patcher = MoviePatcher(file: file)
+        let boxes = try patcher.topLevelBoxes()
+        let (_, movie) = try patcher.readMovie(boxes)
+        let scale = try chooseMovieTimescale(movie)
+        try patcher.patchInPlace(timescale: scale, tracks: trackPatches(movie: movie, edits: nil))
+        moviePatchPending = false
     }
 
     /// The error for a failed muxer call: the write error underneath, if one caused it.
@@ -452,6 +468,8 @@ public final class AssetWriter: @unchecked Sendable {
                 let trailer = av_write_trailer(format)
                 if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
                 if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }
+                // A file shorter than one fragment got its movie box from the trailer.
+                if moviePatchPending { try patchFragmentedMovieHeader() }
                 freeFormat()
                 if usesEditLists { try finalizeMovie() }
                 do throws(SystemCallError) { try file.syncAndClose() } catch { throw WriterError.io(path: outputPath, error: error) }
@@ -570,6 +588,14 @@ public final class AssetWriter: @unchecked Sendable {
                 state = .failed
                 failure = error
                 throw error
+            }
+            // The delayed movie box comes with the first fragment.
+            if moviePatchPending, let io, io.extent > 0 {
+                do throws(WriterError) { try patchFragmentedMovieHeader() } catch {
+                    state = .failed
+                    failure = error
+                    throw error
+                }
             }
         }
     }

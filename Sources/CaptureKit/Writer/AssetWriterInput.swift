@@ -400,6 +400,14 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     // MARK: Appending compressed samples
 
+    /// Whether this passthrough input's codec configuration (H.264/HEVC
+    /// parameter sets) is not known up front but comes in band with the first
+    /// keyframe, as cameras deliver it: the container's header must wait for it.
+    var needsConfigurationFromFirstFrame: Bool {
+        guard case .passthrough(let format) = outputSettings, format.extradata.isEmpty else { return false }
+        return ["h264", "hevc"].contains(format.codecName)
+    }
+
     /// Appends one compressed sample as it is (passthrough inputs). Decode
     /// times must increase. After samples were left out (outside a session),
     /// a stream that is not intra-only resumes at its next keyframe.

@@ -545,7 +545,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 switch video.layout {
                 case .compressed:
                     try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
-                                                     duration: video.duration, isKeyframe: video.isKeyframe)
+                                                     decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)

@@ -36,15 +36,22 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// The frame rate of a track that states none.
     public static let defaultFramesPerSecond = 25.0
 
+    /// How a file's frames are read and handed on.
     private enum Delivery {
-        /// Packets as they are, compressed.
-        case compressed(codecName: String)
-        /// Packets that are packed raw images of `frameSize` bytes.
-        case rawPackets(PixelFormat, frameSize: Int)
+        /// Packets read with libavformat's demuxer.
+        case demuxed(DemuxedDelivery)
         /// Y4M frames read into recycled buffers.
         case y4mFrames(PixelFormat, reader: Y4MFrameReader)
         /// The images of a raw MJPEG stream, delimited without libavformat's parser.
         case jpegStream(codecName: String, reader: JPEGStreamReader)
+    }
+
+    /// What becomes of a demuxed packet.
+    private enum DemuxedDelivery {
+        /// Packets as they are, compressed.
+        case compressed(codecName: String)
+        /// Packets that are packed raw images of `frameSize` bytes.
+        case rawPackets(PixelFormat, frameSize: Int)
         /// Frames out of a decoder.
         case decoded(Decoder)
     }
@@ -102,7 +109,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             layout = .compressed(codecName: codecName)
             fourcc = VirtualPixelFormat.fourcc(forCodec: codecName)
         case AV_CODEC_ID_MJPEG, AV_CODEC_ID_H264, AV_CODEC_ID_HEVC:
-            delivery = .compressed(codecName: codecName)
+            delivery = .demuxed(.compressed(codecName: codecName))
             layout = .compressed(codecName: codecName)
             fourcc = VirtualPixelFormat.fourcc(forCodec: codecName)
         default:
@@ -112,7 +119,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                 if demuxer == "yuv4mpegpipe", let reader = Y4MFrameReader(context: file.context, streamIndex: Int32(index), frameSize: size) {
                     delivery = .y4mFrames(stated, reader: reader)
                 } else {
-                    delivery = .rawPackets(stated, frameSize: size)
+                    delivery = .demuxed(.rawPackets(stated, frameSize: size))
                 }
                 layout = .raw(stated, bytesPerRow: nil)
                 fourcc = VirtualPixelFormat.fourcc(for: stated)
@@ -121,7 +128,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                 do { decoder = try Decoder(stream: stream, path: path) } catch { throw Self.captureError(error, path: path) }
                 let format = parameters.format >= 0 ? stated : PixelFormat(raw: decoder.context.pointee.pix_fmt)
                 guard format.raw != AV_PIX_FMT_NONE else { throw .source(path, reason: "the \(codecName) track states no pixel format") }
-                delivery = .decoded(decoder)
+                delivery = .demuxed(.decoded(decoder))
                 layout = .raw(format, bytesPerRow: nil)
                 fourcc = VirtualPixelFormat.fourcc(for: format)
             }
@@ -144,9 +151,15 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         timeBase = stream.pointee.time_base
         frameDuration = duration
         modelID = file.context.pointee.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer
+        // Compressed frames copied as they are need the file's codec configuration with them.
+        var configuration = [UInt8]()
+        if case .demuxed(.compressed) = delivery, parameters.extradata_size > 0, let extradata = parameters.extradata {
+            configuration = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
+        }
         videoFormat = CaptureVideoFormat(
             layout: layout, width: width, height: height,
-            frameDuration: MediaTime(value: duration.numerator, timescale: Int32(clamping: duration.denominator)), fourcc: fourcc)
+            frameDuration: MediaTime(value: duration.numerator, timescale: Int32(clamping: duration.denominator)), fourcc: fourcc,
+            codecConfiguration: configuration)
     }
 
     /// Moves a raw stream's reading back to its first byte (opening the file
@@ -159,7 +172,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// Whether samples are compressed frames (small: more of them may be out at once).
     private var deliversCompressedFrames: Bool {
         switch delivery {
-        case .compressed, .jpegStream: return true
+        case .demuxed(.compressed), .jpegStream: return true
         default: return false
         }
     }
@@ -215,12 +228,20 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             av_packet_free(&pointer)
         }
         var timing = Timing(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
-        if case .y4mFrames(let pixelFormat, let reader) = delivery, let pool = frameBuffers {
+        switch delivery {
+        case .y4mFrames(let pixelFormat, let reader):
+            guard let pool = frameBuffers else { return .failed(.source(path, reason: "the source is not open")) }
             return runY4M(reader: reader, pixelFormat: pixelFormat, pool: pool, format: format, timing: &timing, stop: stop, deliver: deliver)
-        }
-        if case .jpegStream(let codecName, let reader) = delivery {
+        case .jpegStream(let codecName, let reader):
             return runJPEG(reader: reader, codecName: codecName, packet: packet, format: format, timing: &timing, stop: stop, deliver: deliver)
+        case .demuxed(let demuxed):
+            return runDemuxed(demuxed, file: file, packet: packet, format: format, timing: &timing, stop: stop, deliver: deliver)
         }
+    }
+
+    /// Plays a file through libavformat's demuxer, packet by packet.
+    private func runDemuxed(_ delivery: DemuxedDelivery, file: MediaFile, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
+                            timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         var frame: UnsafeMutablePointer<AVFrame>?
         defer { av_frame_free(&frame) }
         if case .decoded(let decoder) = delivery {
@@ -249,10 +270,8 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                 guard let storage = packets.lend(moving: packet) else { return .failed(.source(path, reason: "out of memory")) }
                 deliver(.video(VideoSampleBuffer(
                     storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
-                    presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: isKeyframe)))
-            case .y4mFrames, .jpegStream:
-                // Played by runY4M and runJPEG.
-                return .failed(.source(path, reason: "the source is not open"))
+                    presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence, isKeyframe: isKeyframe,
+                    decodeTime: stamp.decodeTime)))
             case .rawPackets(let pixelFormat, let frameSize):
                 if ended { return .endOfInput }
                 guard Int(packet.pointee.size) >= frameSize else {
@@ -436,6 +455,8 @@ private struct Timing {
         let time: MediaTime
         /// When it may be delivered: its stamp, or a later one's where frames are reordered.
         let due: Int64
+        /// When it must be decoded, where that differs from `time` (frames reordered).
+        let decodeTime: MediaTime?
     }
 
     let start: Int64
@@ -470,6 +491,12 @@ private struct Timing {
         count += 1
         let time = start + offset
         latestDue = max(latestDue, time)
-        return Stamp(time: MediaTime(value: time, timescale: MonotonicClock.timescale), due: latestDue)
+        var decodeTime: MediaTime?
+        if pts != cffmpeg_AV_NOPTS_VALUE, dts != cffmpeg_AV_NOPTS_VALUE, dts != pts, let first {
+            // On the same clock as the presentation times, from the same origin.
+            let decodeOffset = av_rescale_q(dts - first, timeBase, AVRational(num: 1, den: MonotonicClock.timescale))
+            decodeTime = MediaTime(value: start + decodeOffset, timescale: MonotonicClock.timescale)
+        }
+        return Stamp(time: MediaTime(value: time, timescale: MonotonicClock.timescale), due: latestDue, decodeTime: decodeTime)
     }
 }

@@ -56,9 +56,7 @@ final class RecyclingBufferPool: @unchecked Sendable {
                 return !free.isEmpty
             }
             if gotOne { continue }
-            var entries = (pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: returned.readEnd, events: Int16(POLLIN), revents: 0))
-            _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
+            stop.waitUntilRaised(orReadable: returned.readEnd)
             returned.drain()
         }
         return nil
