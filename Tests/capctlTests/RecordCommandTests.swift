@@ -367,6 +367,27 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(copied == (try pictures(scratch.file("in.mp4"))))
     }
 
+    /// Compressed frames recorded with an encoder are decoded first: MJPEG
+    /// (as most USB cameras deliver it) to the default H.264, and H.264 with
+    /// B-frames from an MP4 file (decoder delay, configuration out of band) to HEVC.
+    @Test(arguments: [("mjpeg", [String](), "h264"), ("mp4", ["--video-codec", "hevc", "--preset", "ultrafast"], "hevc")])
+    func compressedFramesAreDecodedForAnEncoder(input: String, extra: [String], codec: String) throws {
+        let scratch = try RecordScratch()
+        let source = input == "mjpeg" ? ["-c:v", "mjpeg", "-f", "mjpeg"] : ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"]
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "45"]
+                                   + source + [scratch.file("in.\(input)")])
+        try #require(made.status == 0)
+        let result = try CapctlRun.run(["record", "--video", "file:in.\(input)", "--no-realtime", "--progress", "json"] + extra + ["out.mp4"],
+                                       in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let event = try finished(result)
+        #expect(event["frames"] as? Int == 45)
+        #expect(try decodedFrames(scratch.file("out.mp4")) == 45)
+        let info = try mediaInfo(scratch.file("out.mp4"))
+        #expect(track(info, "video")?["codec"] as? String == codec)
+        #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
+    }
+
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
     func audioOnlyFiles(ext: String, codec: String) throws {
         let scratch = try RecordScratch()

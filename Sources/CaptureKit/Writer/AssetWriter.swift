@@ -450,6 +450,11 @@ public final class AssetWriter: @unchecked Sendable {
     /// lists, and, for network use, the index moved to the front). When it
     /// returns, the file is complete and on disk.
     public func finishWriting() throws(WriterError) {
+        if status == .writing {
+            for input in inputs {
+                do throws(WriterError) { try input.flushDecoder() } catch { throw fail(error) }
+            }
+        }
         let alreadyDone = try lock.withLock { () throws(WriterError) -> Bool in
             switch state {
             case .writing where !finishing: finishing = true; return false

@@ -31,6 +31,10 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     weak var writer: AssetWriter?
     private let lock = WriterLock()
+    /// Guards `decoder`; taken before `lock`, never inside it.
+    private let decodeLock = WriterLock()
+    /// Decodes compressed frames appended to an input that encodes (see `appendDecoding`).
+    private var decoder: CompressedFrameDecoder?
     private var streamIndex = -1
     private var videoEncoder: VideoEncoder?
     private var audioEncoder: AudioEncoder?
@@ -233,6 +237,38 @@ public final class AssetWriterInput: @unchecked Sendable {
             try strides.withUnsafeBufferPointer { stridePointer throws(WriterError) in
                 try appendVideo(planes: planePointer.baseAddress!, strides: stridePointer.baseAddress!, format: format.raw,
                                 width: Int32(width), height: Int32(height), presentationTime: presentationTime, duration: duration)
+            }
+        }
+    }
+
+    /// Appends one compressed frame (a camera's MJPEG or H.264) to an input
+    /// that encodes: the frame is decoded, then encoded like `appendPixels`.
+    /// `configuration` is what the frames need and do not carry (a file's
+    /// avcC/hvcC record). For inputs with passthrough settings use `appendCompressed`.
+    public func appendDecoding(_ bytes: UnsafeRawBufferPointer, codecName: String, configuration: [UInt8] = [],
+                               presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
+        try decodeLock.withLock { () throws(WriterError) in
+            if decoder == nil { decoder = try CompressedFrameDecoder(codecName: codecName, configuration: configuration) }
+            try decoder?.decode(bytes, time: presentationTime) { frame, time throws(WriterError) in
+                try appendDecoded(frame, presentationTime: time, duration: duration)
+            }
+        }
+    }
+
+    /// Whether the input writes compressed samples as they are (passthrough settings).
+    public var takesCompressedSamples: Bool {
+        if case .passthrough = outputSettings { return true }
+        return false
+    }
+
+    private func appendDecoded(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
+        let data = frame.pointee.data, linesize = frame.pointee.linesize
+        let planes: [UnsafePointer<UInt8>?] = [data.0, data.1, data.2, data.3].map { $0.map { UnsafePointer($0) } }
+        let strides: [Int32] = [linesize.0, linesize.1, linesize.2, linesize.3]
+        try planes.withUnsafeBufferPointer { planePointer throws(WriterError) in
+            try strides.withUnsafeBufferPointer { stridePointer throws(WriterError) in
+                try appendVideo(planes: planePointer.baseAddress!, strides: stridePointer.baseAddress!, format: AVPixelFormat(frame.pointee.format),
+                                width: frame.pointee.width, height: frame.pointee.height, presentationTime: presentationTime, duration: duration)
             }
         }
     }
@@ -517,7 +553,17 @@ public final class AssetWriterInput: @unchecked Sendable {
         try finishEncoding()
     }
 
+    /// Encodes the pictures a decoder still holds (frames reordered), while
+    /// the writer still takes frames: before it starts finishing.
+    func flushDecoder() throws(WriterError) {
+        try decodeLock.withLock { () throws(WriterError) in
+            defer { decoder = nil }
+            try decoder?.flush { frame, time throws(WriterError) in try appendDecoded(frame, presentationTime: time, duration: nil) }
+        }
+    }
+
     func finishEncoding() throws(WriterError) {
+        try flushDecoder()
         try lock.withLock { () throws(WriterError) in
             guard !finished else { return }
             finished = true

@@ -543,9 +543,15 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
                 if let cut = file.cutTime, video.presentationTime >= cut { return }
                 switch video.layout {
-                case .compressed:
-                    try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
-                                                     decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
+                case .compressed(let codecName):
+                    if writerInput.takesCompressedSamples {
+                        try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
+                                                         decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
+                    } else {
+                        try writerInput.appendDecoding(video.bytes, codecName: codecName,
+                                                       configuration: inputs[index].source.videoFormat?.codecConfiguration ?? [],
+                                                       presentationTime: video.presentationTime, duration: video.duration)
+                    }
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)

@@ -1,0 +1,80 @@
+import CFFmpeg
+
+/// Decodes a camera's compressed frames (MJPEG, H.264 …) for an input that
+/// encodes them again: a recording that asks for another codec than the
+/// camera delivers, or the camera's only format at the asked size.
+/// Owns its libavcodec decoder; frames keep their presentation times
+/// (carried through the decoder as nanoseconds), in the order it gives them.
+final class CompressedFrameDecoder {
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+
+    /// A decoder for `codecName`, given the configuration the frames do not
+    /// carry (a file's avcC/hvcC record; empty for a camera's in-band one).
+    init(codecName: String, configuration: [UInt8] = []) throws(WriterError) {
+        guard let codec = avcodec_find_decoder_by_name(codecName) else {
+            throw .invalidSettings("no \(codecName) decoder is available in this FFmpeg")
+        }
+        context = avcodec_alloc_context3(codec)
+        packet = av_packet_alloc()
+        frame = av_frame_alloc()
+        guard let context, packet != nil, frame != nil else { throw .ffmpeg(FFmpegError(call: "avcodec_alloc_context3", code: cffmpeg_averror(ENOMEM))) }
+        // One thread: a frame comes out for each one sent (intra-only codecs),
+        // with no frame-threading delay.
+        context.pointee.thread_count = 1
+        if !configuration.isEmpty {
+            guard let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                throw .ffmpeg(FFmpegError(call: "av_mallocz", code: cffmpeg_averror(ENOMEM)))
+            }
+            configuration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: configuration.count) }
+            // The context owns it from here (avcodec_free_context frees it).
+            context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+            context.pointee.extradata_size = Int32(configuration.count)
+        }
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_open2(\(codecName) decoder)", code: opened)) }
+    }
+
+    deinit {
+        avcodec_free_context(&context)
+        av_packet_free(&packet)
+        av_frame_free(&frame)
+    }
+
+    /// Decodes `bytes` (one compressed frame shown at `time`); hands each
+    /// picture that comes out, with its time, to `receive`.
+    func decode(_ bytes: UnsafeRawBufferPointer, time: MediaTime,
+                receive: (UnsafeMutablePointer<AVFrame>, MediaTime) throws(WriterError) -> Void) throws(WriterError) {
+        guard let packet, let base = bytes.baseAddress, bytes.count > 0 else { return }
+        // The packet does not own the bytes: libavcodec copies what it keeps.
+        packet.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        packet.pointee.size = Int32(bytes.count)
+        packet.pointee.pts = time.converted(toTimescale: MonotonicClock.timescale).value
+        let sent = avcodec_send_packet(context, packet)
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        guard sent >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_packet", code: sent)) }
+        try drain(receive)
+    }
+
+    /// Hands out the pictures the decoder still holds (frames reordered).
+    func flush(receive: (UnsafeMutablePointer<AVFrame>, MediaTime) throws(WriterError) -> Void) throws(WriterError) {
+        let sent = avcodec_send_packet(context, nil)
+        guard sent >= 0 || sent == cffmpeg_AVERROR_EOF else { throw .ffmpeg(FFmpegError(call: "avcodec_send_packet", code: sent)) }
+        try drain(receive)
+    }
+
+    private func drain(_ receive: (UnsafeMutablePointer<AVFrame>, MediaTime) throws(WriterError) -> Void) throws(WriterError) {
+        guard let frame else { return }
+        while true {
+            let received = avcodec_receive_frame(context, frame)
+            if received == cffmpeg_AVERROR_EAGAIN || received == cffmpeg_AVERROR_EOF { return }
+            guard received >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_receive_frame", code: received)) }
+            defer { av_frame_unref(frame) }
+            let stamp = frame.pointee.best_effort_timestamp != cffmpeg_AV_NOPTS_VALUE ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+            guard stamp != cffmpeg_AV_NOPTS_VALUE else { continue }
+            try receive(frame, MediaTime(value: stamp, timescale: MonotonicClock.timescale))
+        }
+    }
+}
