@@ -388,6 +388,24 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
     }
 
+    /// A damaged JPEG among good ones (as a USB camera's glitch leaves it)
+    /// is lost on its own; the recording goes on and ends well.
+    @Test func aDamagedMJPEGFrameIsLostNotTheRecording() throws {
+        let scratch = try RecordScratch()
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "10",
+                                          "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("good.mjpeg")])
+        try #require(made.status == 0)
+        let good = try Data(contentsOf: URL(fileURLWithPath: scratch.file("good.mjpeg")))
+        // An image whose frame header states a 0x0 size: the decoder refuses it.
+        let damaged = Data([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x00, 0x00, 0x00, 0x03, 0x01, 0x22, 0x00, 0x02,
+                            0x11, 0x01, 0x03, 0x11, 0x01, 0xFF, 0xD9])
+        try (good + damaged + good).write(to: URL(fileURLWithPath: scratch.file("in.mjpeg")))
+        let result = try CapctlRun.run(["record", "--video", "file:in.mjpeg", "--no-realtime", "--progress", "json", "out.mp4"], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(try finished(result)["reason"] as? String == "end-of-input")
+        #expect(try decodedFrames(scratch.file("out.mp4")) == 20)
+    }
+
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])
     func audioOnlyFiles(ext: String, codec: String) throws {
         let scratch = try RecordScratch()

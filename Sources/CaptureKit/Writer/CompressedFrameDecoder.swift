@@ -54,6 +54,8 @@ final class CompressedFrameDecoder {
         let sent = avcodec_send_packet(context, packet)
         packet.pointee.data = nil
         packet.pointee.size = 0
+        // A damaged frame (a USB camera's glitch) is lost, not the recording.
+        if sent == cffmpeg_AVERROR_INVALIDDATA { return }
         guard sent >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_packet", code: sent)) }
         try drain(receive)
     }
@@ -70,6 +72,7 @@ final class CompressedFrameDecoder {
         while true {
             let received = avcodec_receive_frame(context, frame)
             if received == cffmpeg_AVERROR_EAGAIN || received == cffmpeg_AVERROR_EOF { return }
+            if received == cffmpeg_AVERROR_INVALIDDATA { continue }
             guard received >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_receive_frame", code: received)) }
             defer { av_frame_unref(frame) }
             let stamp = frame.pointee.best_effort_timestamp != cffmpeg_AV_NOPTS_VALUE ? frame.pointee.best_effort_timestamp : frame.pointee.pts
