@@ -99,6 +99,11 @@ func packetTimes(_ path: String, stream: String = "v:0") throws -> [Double] {
     return result.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
 }
 
+/// Makes a clip of ffmpeg's testsrc2 pattern (320x240 at 30 fps); `arguments` give its length, codec and file.
+func testPatternClip(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
+    try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30"] + arguments)
+}
+
 /// Frames ffmpeg decodes from a stream (0 when it cannot read the file).
 func decodedFrames(_ path: String, stream: String = "v:0") throws -> Int {
     let result = try runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", stream, "-show_entries",
@@ -301,8 +306,7 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
     /// queue, and the end of the input lets the queued frames be written.
     @Test func aFileInputIsRecordedToItsLastFrame() throws {
         let scratch = try RecordScratch()
-        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "10",
-                                          "-pix_fmt", "yuv422p", "-f", "yuv4mpegpipe", scratch.file("in.y4m")])
+        let made = try testPatternClip(["-t", "10", "-pix_fmt", "yuv422p", "-f", "yuv4mpegpipe", scratch.file("in.y4m")])
         try #require(made.status == 0)
         let result = try CapctlRun.run(["record", "--video", "file:in.y4m", "--no-realtime", "--preset", "ultrafast",
                                         "--progress", "json", "out.mp4"], in: scratch.url)
@@ -322,8 +326,7 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
     @Test(arguments: [[], ["--no-fragments"]])
     func aCopiedMJPEGFileKeepsEveryFrameUnchanged(extra: [String]) throws {
         let scratch = try RecordScratch()
-        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "301",
-                                          "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("in.mjpeg")])
+        let made = try testPatternClip(["-frames:v", "301", "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("in.mjpeg")])
         try #require(made.status == 0)
         let result = try CapctlRun.run(["record", "--video", "file:in.mjpeg", "--no-realtime", "--video-codec", "copy",
                                         "--progress", "json"] + extra + ["out.mp4"], in: scratch.url)
@@ -347,8 +350,7 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
     @Test(arguments: ["mp4", "mkv"])
     func aCopiedH264FileWithBFramesDecodesToTheSamePictures(container: String) throws {
         let scratch = try RecordScratch()
-        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2",
-                                          "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "30", scratch.file("in.mp4")])
+        let made = try testPatternClip(["-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "30", scratch.file("in.mp4")])
         try #require(made.status == 0)
         let out = "out.\(container)"
         let result = try CapctlRun.run(["record", "--video", "file:in.mp4", "--no-realtime", "--video-codec", "copy",
@@ -374,8 +376,7 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
     func compressedFramesAreDecodedForAnEncoder(input: String, extra: [String], codec: String) throws {
         let scratch = try RecordScratch()
         let source = input == "mjpeg" ? ["-c:v", "mjpeg", "-f", "mjpeg"] : ["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"]
-        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "45"]
-                                   + source + [scratch.file("in.\(input)")])
+        let made = try testPatternClip(["-frames:v", "45"] + source + [scratch.file("in.\(input)")])
         try #require(made.status == 0)
         let result = try CapctlRun.run(["record", "--video", "file:in.\(input)", "--no-realtime", "--progress", "json"] + extra + ["out.mp4"],
                                        in: scratch.url)
@@ -392,8 +393,7 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
     /// is lost on its own; the recording goes on and ends well.
     @Test func aDamagedMJPEGFrameIsLostNotTheRecording() throws {
         let scratch = try RecordScratch()
-        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-frames:v", "10",
-                                          "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("good.mjpeg")])
+        let made = try testPatternClip(["-frames:v", "10", "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("good.mjpeg")])
         try #require(made.status == 0)
         let good = try Data(contentsOf: URL(fileURLWithPath: scratch.file("good.mjpeg")))
         // An image whose frame header states a 0x0 size: the decoder refuses it.

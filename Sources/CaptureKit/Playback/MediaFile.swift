@@ -127,25 +127,56 @@ final class MediaFile {
 final class Decoder {
     let context: UnsafeMutablePointer<AVCodecContext>
 
+    /// A decoder for `stream` of the file at `path`, with as many threads as libavcodec likes.
     init(stream: UnsafeMutablePointer<AVStream>, path: String) throws(PlaybackError) {
         let parameters = stream.pointee.codecpar!
         let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else { throw .decoderNotFound(path: path, codec: name) }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw .ffmpeg(path: path, error: FFmpegError(call: "avcodec_alloc_context3", code: cffmpeg_averror(ENOMEM)))
+        do {
+            context = try Self.open(codec, name: name) { context in
+                context.pointee.pkt_timebase = stream.pointee.time_base
+                context.pointee.thread_count = 0
+                return avcodec_parameters_to_context(context, parameters)
+            }
+        } catch {
+            throw .ffmpeg(path: path, error: error)
         }
-        var pointer: UnsafeMutablePointer<AVCodecContext>? = context
-        var status = avcodec_parameters_to_context(context, parameters)
-        if status >= 0 {
-            context.pointee.pkt_timebase = stream.pointee.time_base
-            context.pointee.thread_count = 0
-            status = avcodec_open2(context, codec, nil)
+    }
+
+    /// A decoder for frames of `codecName` that come without a container
+    /// (a camera's, written again by an encoder). `configuration` is the
+    /// extradata they need and do not carry (a file's avcC/hvcC record; empty
+    /// when it is in band). One thread, so that each frame comes out as soon
+    /// as the codec allows.
+    init(codecName: String, configuration: [UInt8]) throws(FFmpegError) {
+        guard let codec = avcodec_find_decoder_by_name(codecName) else {
+            throw FFmpegError(call: "avcodec_find_decoder_by_name(\(codecName))", code: cffmpeg_AVERROR_DECODER_NOT_FOUND)
         }
+        context = try Self.open(codec, name: codecName) { context in
+            context.pointee.thread_count = 1
+            guard !configuration.isEmpty else { return 0 }
+            guard let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return cffmpeg_averror(ENOMEM) }
+            configuration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: configuration.count) }
+            // The context owns it from here (avcodec_free_context frees it).
+            context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+            context.pointee.extradata_size = Int32(configuration.count)
+            return 0
+        }
+    }
+
+    /// Allocates a context for `codec`, lets `setUp` fill it in (returning a
+    /// libav status), and opens it; frees it again on failure.
+    private static func open(_ codec: UnsafePointer<AVCodec>, name: String,
+                             setUp: (UnsafeMutablePointer<AVCodecContext>) -> Int32) throws(FFmpegError) -> UnsafeMutablePointer<AVCodecContext> {
+        guard let context = avcodec_alloc_context3(codec) else { throw FFmpegError(call: "avcodec_alloc_context3", code: cffmpeg_averror(ENOMEM)) }
+        var status = setUp(context)
+        if status >= 0 { status = avcodec_open2(context, codec, nil) }
         if status < 0 {
+            var pointer: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&pointer)
-            throw .ffmpeg(path: path, error: FFmpegError(call: "avcodec_open2(\(name))", code: status))
+            throw FFmpegError(call: "avcodec_open2(\(name))", code: status)
         }
-        self.context = context
+        return context
     }
 
     deinit {

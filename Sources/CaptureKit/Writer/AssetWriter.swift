@@ -110,8 +110,6 @@ public final class AssetWriter: @unchecked Sendable {
     /// A fragmented file whose movie box waits for the first fragment
     /// (`delay_moov`): its time scale and track flags are settled once it is there.
     private var moviePatchPending = false
-    /// How many tracks (inputs) the file has.
-    var trackCount: Int { lock.withLock { inputList.count } }
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
 
     /// What has been written to one stream, in its time base.
@@ -343,7 +341,8 @@ public final class AssetWriter: @unchecked Sendable {
                 throw .ffmpeg(FFmpegError(call: "avformat_new_stream", code: cffmpeg_averror(ENOMEM)))
             }
             let keyframeInterval = fragmented ? settings.fragmentInterval : nil
-            try input.prepare(stream: stream, index: index, globalHeader: globalHeader, fragmentInterval: keyframeInterval)
+            try input.prepare(stream: stream, index: index, isOnlyTrack: inputList.count == 1, globalHeader: globalHeader,
+                              fragmentInterval: keyframeInterval)
         }
         spans = inputList.map { input in
             var span = TrackSpanTicks()

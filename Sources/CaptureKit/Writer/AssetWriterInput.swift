@@ -33,9 +33,12 @@ public final class AssetWriterInput: @unchecked Sendable {
     private let lock = WriterLock()
     /// Guards `decoder`; taken before `lock`, never inside it.
     private let decodeLock = WriterLock()
-    /// Decodes compressed frames appended to an input that encodes (see `appendDecoding`).
+    /// Decodes compressed frames appended to an input that encodes (see `setUpDecoding`).
     private var decoder: CompressedFrameDecoder?
     private var streamIndex = -1
+    /// Whether compressed samples with an owner go to the muxer without a
+    /// copy: only in a file with this one track (see `appendCompressed`).
+    private var lendsPacketMemory = false
     private var videoEncoder: VideoEncoder?
     private var audioEncoder: AudioEncoder?
     private var timeBase = AVRational(num: 1, den: 90000)
@@ -100,9 +103,11 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     // MARK: Setup (called by the writer under its lock)
 
-    func prepare(stream: UnsafeMutablePointer<AVStream>, index: Int, globalHeader: Bool, fragmentInterval: MediaTime?) throws(WriterError) {
+    func prepare(stream: UnsafeMutablePointer<AVStream>, index: Int, isOnlyTrack: Bool, globalHeader: Bool,
+                 fragmentInterval: MediaTime?) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             streamIndex = index
+            lendsPacketMemory = isOnlyTrack
             guard let packet = av_packet_alloc() else { throw .ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM))) }
             self.packet = packet
             if marksOutputTrackAsEnabled { stream.pointee.disposition |= AV_DISPOSITION_DEFAULT }
@@ -241,15 +246,22 @@ public final class AssetWriterInput: @unchecked Sendable {
         }
     }
 
+    /// Makes an input that encodes take compressed frames of `codecName`
+    /// through `appendDecoding`. `configuration` is what the frames need and
+    /// do not carry (a file's avcC/hvcC record). Call before appending.
+    public func setUpDecoding(codecName: String, configuration: [UInt8] = []) throws(WriterError) {
+        guard !takesCompressedSamples else { throw .invalidState("a passthrough input writes compressed samples as they are") }
+        let made = try CompressedFrameDecoder(codecName: codecName, configuration: configuration)
+        decodeLock.withLock { decoder = made }
+    }
+
     /// Appends one compressed frame (a camera's MJPEG or H.264) to an input
     /// that encodes: the frame is decoded, then encoded like `appendPixels`.
-    /// `configuration` is what the frames need and do not carry (a file's
-    /// avcC/hvcC record). For inputs with passthrough settings use `appendCompressed`.
-    public func appendDecoding(_ bytes: UnsafeRawBufferPointer, codecName: String, configuration: [UInt8] = [],
-                               presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
+    /// Needs `setUpDecoding` first. For inputs with passthrough settings use `appendCompressed`.
+    public func appendDecoding(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
         try decodeLock.withLock { () throws(WriterError) in
-            if decoder == nil { decoder = try CompressedFrameDecoder(codecName: codecName, configuration: configuration) }
-            try decoder?.decode(bytes, time: presentationTime) { frame, time throws(WriterError) in
+            guard let decoder else { throw .invalidState("compressed frames need setUpDecoding(codecName:) on an input that encodes") }
+            try decoder.decode(bytes, time: presentationTime) { frame, time throws(WriterError) in
                 try appendDecoded(frame, presentationTime: time, duration: duration)
             }
         }
@@ -500,7 +512,7 @@ public final class AssetWriterInput: @unchecked Sendable {
             }
             lastDecodeTime = dts
             let size = Int32(bytes.count)
-            if let owner, writer.trackCount == 1 {
+            if let owner, lendsPacketMemory {
                 guard let buffer = Self.packetBuffer(lending: source, count: size, keeping: owner) else {
                     throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_buffer_create", code: cffmpeg_averror(ENOMEM))))
                 }

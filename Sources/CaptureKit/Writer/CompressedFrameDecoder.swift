@@ -3,41 +3,28 @@ import CFFmpeg
 /// Decodes a camera's compressed frames (MJPEG, H.264 …) for an input that
 /// encodes them again: a recording that asks for another codec than the
 /// camera delivers, or the camera's only format at the asked size.
-/// Owns its libavcodec decoder; frames keep their presentation times
-/// (carried through the decoder as nanoseconds), in the order it gives them.
+/// Frames keep their presentation times (carried through the decoder as
+/// nanoseconds), in the order the decoder gives them.
 final class CompressedFrameDecoder {
-    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private let decoder: Decoder
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var frame: UnsafeMutablePointer<AVFrame>?
 
     /// A decoder for `codecName`, given the configuration the frames do not
     /// carry (a file's avcC/hvcC record; empty for a camera's in-band one).
     init(codecName: String, configuration: [UInt8] = []) throws(WriterError) {
-        guard let codec = avcodec_find_decoder_by_name(codecName) else {
-            throw .invalidSettings("no \(codecName) decoder is available in this FFmpeg")
+        do {
+            decoder = try Decoder(codecName: codecName, configuration: configuration)
+        } catch {
+            if error.code == cffmpeg_AVERROR_DECODER_NOT_FOUND { throw .invalidSettings("no \(codecName) decoder is available in this FFmpeg") }
+            throw .ffmpeg(error)
         }
-        context = avcodec_alloc_context3(codec)
         packet = av_packet_alloc()
         frame = av_frame_alloc()
-        guard let context, packet != nil, frame != nil else { throw .ffmpeg(FFmpegError(call: "avcodec_alloc_context3", code: cffmpeg_averror(ENOMEM))) }
-        // One thread: a frame comes out for each one sent (intra-only codecs),
-        // with no frame-threading delay.
-        context.pointee.thread_count = 1
-        if !configuration.isEmpty {
-            guard let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-                throw .ffmpeg(FFmpegError(call: "av_mallocz", code: cffmpeg_averror(ENOMEM)))
-            }
-            configuration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: configuration.count) }
-            // The context owns it from here (avcodec_free_context frees it).
-            context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
-            context.pointee.extradata_size = Int32(configuration.count)
-        }
-        let opened = avcodec_open2(context, codec, nil)
-        guard opened >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_open2(\(codecName) decoder)", code: opened)) }
+        guard packet != nil, frame != nil else { throw .ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM))) }
     }
 
     deinit {
-        avcodec_free_context(&context)
         av_packet_free(&packet)
         av_frame_free(&frame)
     }
@@ -51,7 +38,7 @@ final class CompressedFrameDecoder {
         packet.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
         packet.pointee.size = Int32(bytes.count)
         packet.pointee.pts = time.converted(toTimescale: MonotonicClock.timescale).value
-        let sent = avcodec_send_packet(context, packet)
+        let sent = avcodec_send_packet(decoder.context, packet)
         packet.pointee.data = nil
         packet.pointee.size = 0
         // A damaged frame (a USB camera's glitch) is lost, not the recording.
@@ -62,7 +49,7 @@ final class CompressedFrameDecoder {
 
     /// Hands out the pictures the decoder still holds (frames reordered).
     func flush(receive: (UnsafeMutablePointer<AVFrame>, MediaTime) throws(WriterError) -> Void) throws(WriterError) {
-        let sent = avcodec_send_packet(context, nil)
+        let sent = avcodec_send_packet(decoder.context, nil)
         guard sent >= 0 || sent == cffmpeg_AVERROR_EOF else { throw .ffmpeg(FFmpegError(call: "avcodec_send_packet", code: sent)) }
         try drain(receive)
     }
@@ -70,7 +57,7 @@ final class CompressedFrameDecoder {
     private func drain(_ receive: (UnsafeMutablePointer<AVFrame>, MediaTime) throws(WriterError) -> Void) throws(WriterError) {
         guard let frame else { return }
         while true {
-            let received = avcodec_receive_frame(context, frame)
+            let received = avcodec_receive_frame(decoder.context, frame)
             if received == cffmpeg_AVERROR_EAGAIN || received == cffmpeg_AVERROR_EOF { return }
             if received == cffmpeg_AVERROR_INVALIDDATA { continue }
             guard received >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_receive_frame", code: received)) }

@@ -240,6 +240,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             }
             let writerInput = AssetWriterInput(outputSettings: outputSettings)
             writerInput.expectsMediaDataInRealTime = settings.realTime
+            // A camera's compressed frames recorded with an encoder are decoded first.
+            if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
+                do throws(WriterError) {
+                    try writerInput.setUpDecoding(codecName: codecName, configuration: format.codecConfiguration)
+                } catch {
+                    throw .unsupported("\(input.source.path): \(error)")
+                }
+            }
             writerInputs.append(writerInput)
             if input.mediaType == .audio { audioInputs.append(writerInput) }
         }
@@ -543,14 +551,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
                 if let cut = file.cutTime, video.presentationTime >= cut { return }
                 switch video.layout {
-                case .compressed(let codecName):
+                case .compressed:
                     if writerInput.takesCompressedSamples {
                         try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
                                                          decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
                     } else {
-                        try writerInput.appendDecoding(video.bytes, codecName: codecName,
-                                                       configuration: inputs[index].source.videoFormat?.codecConfiguration ?? [],
-                                                       presentationTime: video.presentationTime, duration: video.duration)
+                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration)
                     }
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
