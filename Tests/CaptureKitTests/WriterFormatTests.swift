@@ -175,6 +175,35 @@ import Testing
         #expect(structure.movieTimescale == 90000)
     }
 
+    /// A frame shows until the next one; the last until the session ends,
+    /// however long before its end the camera delivered it. Without an end,
+    /// the last frame keeps its own duration.
+    @Test(arguments: [("mp4", true), ("mp4", false), ("mkv", false)])
+    func theLastFrameLastsUntilTheSessionEnds(container: String, fragmented: Bool) throws {
+        let scratch = try WriterScratchDirectory()
+        for ended in [true, false] {
+            let path = scratch.file("\(ended ? "ended" : "open").\(container)")
+            let writer = try AssetWriter(outputPath: path)
+            writer.movieFragmentInterval = fragmented ? MediaTime(value: 1, timescale: 3) : .invalid
+            let video = Self.video(.h264, keyframes: 15)
+            try writer.add(video)
+            try writer.startWriting()
+            try writer.startSession(atSourceTime: .zero)
+            try Self.appendFrames(video, 0..<10)
+            if ended { try writer.endSession(atSourceTime: MediaTime(value: 1, timescale: 1)) }
+            try writer.finishWriting()
+            let stream = try #require(try FFprobe.streams(path).first)
+            #expect(stream["nb_read_frames"] as? String == "10")
+            // Matroska states durations for the file, not per track.
+            let fileDuration = try FFprobe.format(path)["duration"] as? String
+            let stated = stream["duration"] as? String ?? fileDuration
+            let duration = stated.flatMap(Double.init) ?? .nan
+            let expected = ended ? 1.0 : 10.0 / 30
+            #expect(abs(duration - expected) < 0.002, "\(path): the video lasts \(duration) s, not \(expected) s")
+            #expect(try FFprobe.frames(path).last.map { abs($0.time - 9.0 / 30) < 0.002 } == true)
+        }
+    }
+
     @Test func alternateAudioTracksShareAGroupWithOneEnabled() throws {
         for container in ["mov", "mkv"] {
             let scratch = try WriterScratchDirectory()
@@ -400,29 +429,30 @@ import Testing
     }
 
     /// A compressed frame in memory someone else owns, as a capture buffer
-    /// is; `released` is set when the last reference goes.
+    /// is; `released` counts the frames whose last reference went.
     final class OwnedFrame {
         let bytes: UnsafeMutableRawBufferPointer
-        private let released: UnsafeMutablePointer<Bool>
+        private let released: UnsafeMutablePointer<Int>
 
-        init(copying data: [UInt8], released: UnsafeMutablePointer<Bool>) {
+        init(copying data: [UInt8], released: UnsafeMutablePointer<Int>) {
             let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 64)
             data.withUnsafeBytes { memory.copyMemory(from: $0) }
             bytes = memory
             self.released = released
-            released.pointee = false
         }
 
         deinit {
             bytes.deallocate()
-            released.pointee = true
+            released.pointee += 1
         }
     }
 
     /// Frames appended with an owner are written unchanged, and the owner
     /// goes as soon as the muxer is done with the frame: in a file with one
     /// track the packet refers to the owner's memory, in one with more it is
-    /// a copy. Either way no capture buffer stays out after its append.
+    /// a copy. The writer holds back a video track's latest packet (its
+    /// duration is settled at the end), so at most that one capture buffer
+    /// stays out after an append, and none once the file is finished.
     @Test(arguments: [("mp4", true, false), ("mp4", false, false), ("mkv", false, false), ("mp4", true, true)])
     func passthroughFromOwnedMemoryLetsGoOfIt(container: String, fragmented: Bool, withAudio: Bool) throws {
         let scratch = try WriterScratchDirectory()
@@ -446,7 +476,8 @@ import Testing
         try writer.startWriting()
         try writer.startSession(atSourceTime: .zero)
         if withAudio { try Self.appendTone(audio, seconds: 1) }
-        let released = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        let released = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        released.pointee = 0
         defer { released.deallocate() }
         var count = 0
         while let sample = try reader.next() {
@@ -455,11 +486,12 @@ import Testing
                 try input.appendCompressed(UnsafeRawBufferPointer(frame.bytes), keeping: frame, presentationTime: sample.presentationTime,
                                            duration: sample.duration, isKeyframe: sample.isKeyframe)
             }
-            #expect(released.pointee, "frame \(count) is still held after its append")
             count += 1
+            #expect(released.pointee >= count - 1, "\(count - released.pointee) frames are still held after frame \(count - 1)'s append")
         }
         try writer.finishWriting()
         #expect(count == 30)
+        #expect(released.pointee == 30)
         let hashes = { (file: String) throws -> [String] in
             let packets = try FFprobe.json(["-select_streams", "v", "-show_data_hash", "md5", "-show_entries", "packet=data_hash", file])["packets"]
             return (packets as? [[String: Any]] ?? []).compactMap { $0["data_hash"] as? String }

@@ -98,6 +98,8 @@ public final class AssetWriter: @unchecked Sendable {
     private var io: FileWriteContext?
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var spans: [TrackSpanTicks] = []
+    /// Per stream, the video packet held back until the next (see `write`).
+    private var heldPackets: [UnsafeMutablePointer<AVPacket>?] = []
     /// Bytes of the header and of the packets handed to the muxer, which
     /// may hold a fragment's worth in memory before it reaches the file.
     private var headerBytes: Int64 = 0
@@ -168,6 +170,7 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func freeFormat() {
+        for index in heldPackets.indices { av_packet_free(&heldPackets[index]) }
         if let format {
             // The I/O context is ours (custom I/O); libavformat must not close it.
             format.pointee.pb = nil
@@ -344,6 +347,7 @@ public final class AssetWriter: @unchecked Sendable {
             try input.prepare(stream: stream, index: index, isOnlyTrack: inputList.count == 1, globalHeader: globalHeader,
                               fragmentInterval: keyframeInterval)
         }
+        heldPackets = Array(repeating: nil, count: inputList.count)
         spans = inputList.map { input in
             var span = TrackSpanTicks()
             span.bridgesEveryGap = input.mediaType == .video
@@ -469,6 +473,7 @@ public final class AssetWriter: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer has failed") }
             do throws(WriterError) {
+                try writeHeldPackets(into: format)
                 let trailer = av_write_trailer(format)
                 if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
                 if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }
@@ -571,37 +576,79 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    /// Hands one packet (timed in `timeBase`) to the muxer.
+    /// Hands one packet (timed in `timeBase`) to the muxer. A video
+    /// track's latest packet is held back until the next one comes, so that
+    /// at the end it can be made to last until the session's end.
     func write(packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational, streamIndex: Int) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
             let stream = format.pointee.streams[streamIndex]!
             av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
             packet.pointee.stream_index = Int32(streamIndex)
-            var span = spans[streamIndex]
-            let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-            if span.firstDecode == nil { span.firstDecode = dts }
-            span.cover(packet.pointee.pts, packet.pointee.pts + max(0, packet.pointee.duration))
-            span.packets += 1
-            spans[streamIndex] = span
             payloadBytes += Int64(packet.pointee.size)
             packetCount += 1
-            let status = av_interleaved_write_frame(format, packet)
-            if status < 0 {
-                let error = ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status))
-                state = .failed
-                failure = error
-                throw error
+            guard spans[streamIndex].bridgesEveryGap else {
+                try mux(packet, into: format)
+                return
             }
-            // The delayed movie box comes with the first fragment.
-            if moviePatchPending, let io, io.extent > 0 {
-                do throws(WriterError) { try patchFragmentedMovieHeader() } catch {
-                    state = .failed
-                    failure = error
-                    throw error
-                }
+            if heldPackets[streamIndex] == nil {
+                guard let fresh = av_packet_alloc() else { throw failLocked(.ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))) }
+                heldPackets[streamIndex] = fresh
             }
+            let held = heldPackets[streamIndex]!
+            if held.pointee.size > 0 || held.pointee.side_data_elems > 0 { try mux(held, into: format) }
+            av_packet_move_ref(held, packet)
         }
+    }
+
+    /// Writes the video packets held back, each made to last until the end
+    /// of the last session where it would end sooner: a frame shows until
+    /// the next one, and the last until the recording stops, however long
+    /// a camera took before the frame it did not deliver in time.
+    private func writeHeldPackets(into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let sessionEnd: MediaTime? = timeline.sessions.last.flatMap { last in
+            guard last.end != nil, let origin = timeline.origin else { return nil }
+            if usesEditLists { return last.end! - origin }
+            return shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
+        }
+        for (index, held) in heldPackets.enumerated() {
+            guard let held, held.pointee.size > 0 else { continue }
+            let timeBase = format.pointee.streams[index]!.pointee.time_base
+            if let sessionEnd, sessionEnd.isNumeric, held.pointee.pts != cffmpeg_AV_NOPTS_VALUE {
+                let end = av_rescale_q_rnd(sessionEnd.value, AVRational(num: 1, den: sessionEnd.timescale), timeBase,
+                                           AVRounding(AV_ROUND_DOWN.rawValue))
+                let shownUntil = max(spans[index].runs.last?.end ?? 0, held.pointee.pts + max(0, held.pointee.duration))
+                if end > shownUntil { held.pointee.duration = max(0, held.pointee.duration) + (end - shownUntil) }
+            }
+            try mux(held, into: format)
+        }
+    }
+
+    /// av_interleaved_write_frame, with the track's span recorded. Called
+    /// with the lock held; a failure fails the writer.
+    private func mux(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let streamIndex = Int(packet.pointee.stream_index)
+        var span = spans[streamIndex]
+        let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+        if span.firstDecode == nil { span.firstDecode = dts }
+        span.cover(packet.pointee.pts, packet.pointee.pts + max(0, packet.pointee.duration))
+        span.packets += 1
+        spans[streamIndex] = span
+        let status = av_interleaved_write_frame(format, packet)
+        if status < 0 {
+            throw failLocked(ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status)))
+        }
+        // The delayed movie box comes with the first fragment.
+        if moviePatchPending, let io, io.extent > 0 {
+            do throws(WriterError) { try patchFragmentedMovieHeader() } catch { throw failLocked(error) }
+        }
+    }
+
+    /// Puts the writer into the failed state, the lock being held.
+    private func failLocked(_ error: WriterError) -> WriterError {
+        state = .failed
+        failure = error
+        return error
     }
 
     // MARK: Finalizing MP4 / QuickTime

@@ -491,7 +491,10 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                     return
                 }
             }
-            if isLead { checkLimits(file, at: time, sample: sample) }
+            // Audio in a movie checks only the limits whose cut time is known
+            // ahead (duration, segment duration): video frames arriving late,
+            // or far apart, must not let audio run past them.
+            checkLimits(file, at: time, sample: sample, timedOnly: !isLead)
         }
         if ended { return }
 
@@ -562,9 +565,15 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
                 }
-                if file.sessionStart != nil { file.videoFrames += 1 }
+                // In the running session, or (a frame still on its way when
+                // the file was cut) in the session the cut ended.
+                let inSession = file.sessionStart != nil || file.lastSession.map { last in
+                    video.presentationTime >= last.start && last.end.map { video.presentationTime < $0 } ?? false
+                } ?? false
+                guard inSession else { return }
+                file.videoFrames += 1
                 let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
-                if file.sessionStart != nil, file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
+                if file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
@@ -722,8 +731,29 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Limits
 
-    private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer) {
+    /// Stops or switches files when a limit is reached. With `timedOnly`,
+    /// only the limits that fall at a time set in advance (duration,
+    /// segment duration); the others cut at a video frame's time.
+    private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
         guard file.sessionStart != nil, file.cutTime == nil else { return }
+        // Duration: the cut falls exactly at the limit, between frames; the
+        // audio buffer that reaches it is trimmed there.
+        let reach = sample.mediaType == .video ? time : sampleEnd(sample)
+        if maxRecordedDuration.isNumeric, let start = file.sessionStart {
+            let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
+            if reach >= limitTime {
+                stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
+                return
+            }
+        }
+        if segmentDuration.isNumeric, let start = file.sessionStart {
+            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
+            if reach >= segmentEnd {
+                switchFile(from: file, at: segmentEnd, to: nil)
+                return
+            }
+        }
+        if timedOnly { return }
         // Size: stop (or start the next file) before the next frames and the
         // index could pass the limit.
         let estimate = file.estimatedSize
@@ -733,16 +763,6 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         if maxRecordedFileSize > 0, closedBytes + estimate + margin >= maxRecordedFileSize {
             stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
             return
-        }
-        // Duration: the cut falls exactly at the limit, between frames; with
-        // audio alone, inside the buffer that reaches it (the rest is trimmed).
-        let reach = hasVideo ? time : sampleEnd(sample)
-        if maxRecordedDuration.isNumeric, let start = file.sessionStart {
-            let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
-            if reach >= limitTime {
-                stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
-                return
-            }
         }
         if minFreeDiskSpaceLimit > 0 {
             // The volume is asked four times a second; in between, what was
@@ -761,11 +781,6 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
         if segmentFileSize > 0, estimate + margin >= segmentFileSize {
             switchFile(from: file, at: time, to: nil)
-            return
-        }
-        if segmentDuration.isNumeric, let start = file.sessionStart {
-            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
-            if reach >= segmentEnd { switchFile(from: file, at: segmentEnd, to: nil) }
         }
     }
 
