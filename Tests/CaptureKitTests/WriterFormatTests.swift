@@ -77,6 +77,42 @@ import Testing
         #expect(data.count >= 96000 * 4 + 44 && data.count < 96000 * 4 + 200)
     }
 
+    /// A microphone whose sample clock runs fast or slow against the
+    /// capture clock: 60 s by the stamps is 60 s in the file, give or take
+    /// the 10 ms the writer lets pass before it corrects (a 0.08 % error is
+    /// stretched away; 5 % is more than stretching mends, and samples are
+    /// dropped or silence added).
+    @Test(arguments: [0.0008, -0.0008, 0.05, -0.05, 0])
+    func audioFollowsItsTimeStampsWhenTheDeviceClockDrifts(error: Double) throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("drift.wav")
+        let writer = try AssetWriter(outputPath: path)
+        let input = AssetWriterInput(outputSettings: .audio(AudioOutputSettings(codec: .pcm(.s16), sampleRate: 48000, channels: 2)))
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        // 960 samples a chunk, stamped as a device whose 48000 Hz is really 48000 * (1 + error) Hz.
+        let chunk = Tone.samples(count: 960, channels: 2, rate: 48000)
+        let trueRate = 48000 * (1 + error)
+        var index = 0
+        var lastStamp: Int64 = 0
+        while Double(index * 960) / trueRate < 60 {
+            lastStamp = Int64((Double(index * 960) / trueRate * 1e9).rounded())
+            try chunk.withUnsafeBytes {
+                try input.appendAudio($0, format: .s16, channels: 2, sampleRate: 48000,
+                                      presentationTime: MediaTime(value: lastStamp, timescale: 1_000_000_000))
+            }
+            index += 1
+        }
+        try writer.finishWriting()
+        let stream = try #require(try FFprobe.streams(path).first)
+        let written = try #require(stream["duration_ts"] as? Int)
+        // The stamps say the last chunk starts at lastStamp and holds 960 samples.
+        let stamped = Int((Double(lastStamp) * 48000 / 1e9).rounded()) + 960
+        #expect(abs(written - stamped) <= 480 + 960, "\(written) samples written for \(stamped) by the stamps (device off by \(error * 100) %)")
+        if error == 0 { #expect(written == index * 960) }
+    }
+
     @Test func audioIsResampledAndRegroupedForTheEncoder() throws {
         let scratch = try WriterScratchDirectory()
         let path = scratch.file("voice.m4a")

@@ -21,8 +21,9 @@ final class AudioEncoder {
     let frameSize: Int32
     /// The time (in samples at the encoder's rate) of the first sample in the FIFO.
     private var fifoTime: Int64?
-    /// Where the next input buffer starts if it follows on without a gap.
-    private var expectedInputTime: Int64?
+    /// Whether the resampler is stretching or squeezing the audio to close
+    /// a drift between the samples and their time stamps.
+    private var compensating = false
 
     var sampleRate: Int32 { context.pointee.sample_rate }
 
@@ -106,21 +107,97 @@ final class AudioEncoder {
 
     /// Converts and queues `count` samples per channel starting at `time`
     /// (in samples at the encoder's rate), and encodes every full frame.
-    /// A jump in time (more than a frame from where the last buffer ended)
-    /// finishes the current frame with silence and starts counting anew.
+    ///
+    /// Samples are laid end to end, and their time stamps keep them there:
+    /// a device's sample clock runs a little fast or slow against the
+    /// capture clock, so over a long recording the count of samples and the
+    /// stamps part. Once they are more than 10 ms apart, the resampler
+    /// stretches or squeezes the audio by at most 0.1 % (inaudible) until
+    /// they agree again. A jump of more than a frame forward (samples lost)
+    /// is filled with silence, up to a second; a longer one (a new session
+    /// in a file with edit lists) finishes the current frame with silence
+    /// and starts counting anew. One backward drops the samples already
+    /// laid down. `planes` holds 16 pointers, nil past the input's planes.
     func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
                 time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
-        if let expected = expectedInputTime, abs(time - expected) > Int64(frameSize) {
-            try drainResampler()
-            try encodeQueued(final: false, padPartial: true, sink: sink)
-            fifoTime = nil
+        var count = count
+        var time = time
+        var shifted = [UnsafePointer<UInt8>?](UnsafeBufferPointer(start: planes, count: 16))
+        if let next = nextInputTime {
+            let drift = time - next
+            let jump = Int64(frameSize)
+            if drift > jump {
+                try drainResampler()
+                if drift <= Int64(sampleRate) {
+                    try queueSilence(drift)
+                } else {
+                    try encodeQueued(final: false, padPartial: true, sink: sink)
+                    fifoTime = nil
+                }
+                try compensate(drift: 0)
+            } else if drift < -jump {
+                // These samples' start is already in the file: keep the rest.
+                let drop = av_rescale_rnd(-drift, Int64(rate), Int64(sampleRate), AV_ROUND_UP)
+                if drop >= Int64(count) { return }
+                let bytesPerSample = Int(av_get_bytes_per_sample(format))
+                let step = av_sample_fmt_is_planar(format) != 0 ? Int(drop) * bytesPerSample : Int(drop) * bytesPerSample * Int(channels)
+                for index in shifted.indices { shifted[index] = shifted[index].map { $0 + step } }
+                count -= Int32(drop)
+                time = next
+            } else {
+                try compensate(drift: drift)
+            }
         }
         if fifoTime == nil { fifoTime = time }
-        let outputCount = av_rescale_rnd(Int64(count), Int64(sampleRate), Int64(rate), AV_ROUND_UP)
-        expectedInputTime = time + outputCount
-        try convert(planes: planes, count: count)
+        try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count) }
         try encodeQueued(final: false, padPartial: false, sink: sink)
+    }
+
+    /// Queues `count` samples of silence: what a device lost, or a gap its
+    /// slow clock opened, plays as silence and the audio after it stays in
+    /// place in every container, those without time stamps (WAV) too.
+    private func queueSilence(_ count: Int64) throws(WriterError) {
+        var remaining = Int32(clamping: count)
+        let piece = frameSize * 4
+        try ensureCapacity(piece)
+        let channels = context.pointee.ch_layout.nb_channels
+        av_samples_set_silence(converted, 0, piece, channels, context.pointee.sample_fmt)
+        while remaining > 0 {
+            let take = min(remaining, piece)
+            let written = converted!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, take) }
+            guard written >= take else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_write", code: written < 0 ? written : cffmpeg_averror(ENOMEM))) }
+            remaining -= take
+        }
+    }
+
+    /// Where the next input sample will be laid (in samples at the
+    /// encoder's rate): after what is queued and what the resampler holds.
+    private var nextInputTime: Int64? {
+        guard let fifoTime else { return nil }
+        let held = resampler.map { swr_get_delay($0, Int64(sampleRate)) } ?? 0
+        return fifoTime + Int64(av_audio_fifo_size(fifo)) + held
+    }
+
+    /// Starts, retunes or ends the resampler's compensation for `drift`
+    /// samples (positive: the stamps are ahead of the samples, so samples
+    /// are added).
+    private func compensate(drift: Int64) throws(WriterError) {
+        guard let resampler else { return }
+        let tolerance = min(Int64(sampleRate) / 100, Int64(frameSize) / 2)
+        if abs(drift) <= tolerance {
+            guard compensating else { return }
+            compensating = false
+            let status = swr_set_compensation(resampler, 0, 0)
+            guard status >= 0 else { throw .ffmpeg(FFmpegError(call: "swr_set_compensation", code: status)) }
+            return
+        }
+        // Spread over 1000 times as many samples: a 0.1 % change of speed.
+        let delta = Int32(clamping: drift)
+        let distance = Int32(clamping: abs(drift) * 1000)
+        let status = swr_set_compensation(resampler, delta, distance)
+        guard status >= 0 else { throw .ffmpeg(FFmpegError(call: "swr_set_compensation", code: status)) }
+        compensating = true
     }
 
     /// Encodes whatever is queued and drains the encoder.
@@ -156,6 +233,7 @@ final class AudioEncoder {
         }
         resampler = created
         resamplerInput = (format, rate, channels)
+        compensating = false
     }
 
     private func ensureCapacity(_ samples: Int32) throws(WriterError) {
