@@ -402,8 +402,13 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         try (good + damaged + good).write(to: URL(fileURLWithPath: scratch.file("in.mjpeg")))
         let result = try CapctlRun.run(["record", "--video", "file:in.mjpeg", "--no-realtime", "--progress", "json", "out.mp4"], in: scratch.url)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(try finished(result)["reason"] as? String == "end-of-input")
+        let event = try finished(result)
+        #expect(event["reason"] as? String == "end-of-input")
         #expect(try decodedFrames(scratch.file("out.mp4")) == 20)
+        // The lost frame is reported as dropped, not as written.
+        #expect(event["frames"] as? Int == 20)
+        #expect(event["droppedByWriter"] as? Int == 1)
+        #expect(event["dropped"] as? Int == 1)
     }
 
     @Test(arguments: [("wav", "pcm_s16le"), ("flac", "flac"), ("m4a", "aac"), ("ogg", "opus")])

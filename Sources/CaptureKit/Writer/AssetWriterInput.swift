@@ -258,6 +258,8 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Appends one compressed frame (a camera's MJPEG or H.264) to an input
     /// that encodes: the frame is decoded, then encoded like `appendPixels`.
     /// Needs `setUpDecoding` first. For inputs with passthrough settings use `appendCompressed`.
+    /// A frame the decoder cannot read throws `damagedSample`; the input
+    /// goes on with the next.
     public func appendDecoding(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
         try decodeLock.withLock { () throws(WriterError) in
             guard let decoder else { throw .invalidState("compressed frames need setUpDecoding(codecName:) on an input that encodes") }
@@ -369,6 +371,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     private func failIfWriterError(_ error: WriterError) -> WriterError {
         if case .invalidSettings = error { return error }
         if case .invalidState = error { return error }
+        if case .damagedSample = error { return error }
         return writer?.fail(error) ?? error
     }
 

@@ -42,7 +42,7 @@ final class CompressedFrameDecoder {
         packet.pointee.data = nil
         packet.pointee.size = 0
         // A damaged frame (a USB camera's glitch) is lost, not the recording.
-        if sent == cffmpeg_AVERROR_INVALIDDATA { return }
+        if sent == cffmpeg_AVERROR_INVALIDDATA { throw .damagedSample("the decoder cannot read the frame at \(time.seconds) s") }
         guard sent >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_packet", code: sent)) }
         try drain(receive)
     }

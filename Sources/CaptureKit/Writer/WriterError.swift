@@ -23,6 +23,9 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(path: String, error: SystemCallError)
     /// An FFmpeg call failed.
     case ffmpeg(FFmpegError)
+    /// A compressed sample could not be decoded (a camera's damaged frame):
+    /// it is left out, and the input takes the next one.
+    case damagedSample(String)
     /// The written file could not be finalized (its index could not be rewritten).
     case malformedOutput(String)
 
@@ -40,6 +43,7 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidState(let text): return text
         case .io(let path, let error): return "\(path): \(error.description)"
         case .ffmpeg(let error): return error.description
+        case .damagedSample(let text): return text
         case .malformedOutput(let text): return "cannot finalize the file: \(text)"
         }
     }

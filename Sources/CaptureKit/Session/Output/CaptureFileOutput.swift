@@ -590,9 +590,22 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 }
             }
         } catch {
-            if case .invalidSettings = error { return }
-            if case .invalidState = error, file.writer.status == .writing { return }
-            fail(Self.writeError(file.writer.error ?? error, path: file.path), file: file)
+            // A sample the writer refuses (a damaged frame, one out of
+            // order) is lost, not the recording; it counts as dropped.
+            var refused = false
+            if case .invalidSettings = error { refused = true }
+            if case .damagedSample = error { refused = true }
+            if case .invalidState = error, file.writer.status == .writing { refused = true }
+            guard refused else {
+                fail(Self.writeError(file.writer.error ?? error, path: file.path), file: file)
+                return
+            }
+            let lost: Int
+            switch sample {
+            case .video: lost = 1
+            case .audio(let audio): lost = audio.frameCount
+            }
+            lock.withLock { stats.droppedByWriter += lost }
         }
     }
 

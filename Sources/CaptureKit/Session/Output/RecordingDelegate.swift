@@ -45,11 +45,14 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var bytes: Int64 = 0
     public var videoFrames = 0
     public var audioSamples = 0
-    /// Samples lost: by the devices (sequence gaps, overruns) and by full queues.
+    /// Samples lost: by the devices (sequence gaps, overruns), by full
+    /// queues, and refused by the writer (damaged or out of order). Video
+    /// counts frames, audio sample frames.
     public var droppedByDevice = 0
     public var droppedByQueue = 0
+    public var droppedByWriter = 0
     public var files: [String] = []
     public var isPaused = false
 
-    public var dropped: Int { droppedByDevice + droppedByQueue }
+    public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter }
 }
