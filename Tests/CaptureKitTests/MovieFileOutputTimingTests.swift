@@ -142,6 +142,20 @@ import Testing
         }
     }
 
+    /// Starts recording with `start`, runs a session of `sources` into
+    /// `output` until the recording ends, and returns what its delegate heard.
+    func record(_ sources: [any CaptureSource], to output: CaptureFileOutput, start: (Recorder) -> Void) throws -> Recorder {
+        let recorder = Recorder()
+        start(recorder)
+        let session = CaptureSession()
+        for source in sources { session.addInput(CaptureInput(source: source)) }
+        session.addOutput(output)
+        try session.startRunning()
+        #expect(recorder.waitForEnd())
+        session.stopRunning()
+        return recorder
+    }
+
     /// (duration, frames) of a file's video and audio as ffprobe reads them.
     func tracks(_ path: String) throws -> (video: Double, audio: Double, frames: Int) {
         let streams = try FFprobe.streams(path)
@@ -162,16 +176,8 @@ import Testing
         let output = MovieFileOutput()
         output.settings.fragmentInterval = fragmented ? MediaTime(value: 1, timescale: 1) : .invalid
         output.maxRecordedDuration = MediaTime(value: 3, timescale: 1)
-        let recorder = Recorder()
         let path = scratch.file("lagging.mp4")
-        output.startRecording(to: path, recordingDelegate: recorder)
-        let session = CaptureSession()
-        session.addInput(CaptureInput(source: camera))
-        session.addInput(CaptureInput(source: microphone))
-        session.addOutput(output)
-        try session.startRunning()
-        #expect(recorder.waitForEnd())
-        session.stopRunning()
+        let recorder = try record([camera, microphone], to: output) { output.startRecording(to: path, recordingDelegate: $0) }
 
         #expect(recorder.reason == .maxDuration)
         let file = try #require(recorder.files.first)
@@ -194,15 +200,8 @@ import Testing
         let output = MovieFileOutput()
         output.maxRecordedDuration = MediaTime(value: 3, timescale: 1)
         output.segmentDuration = MediaTime(value: 1, timescale: 1)
-        let recorder = Recorder()
-        output.startRecording(toTemplate: try FileNameTemplate(scratch.file("part-%n.mp4")), recordingDelegate: recorder)
-        let session = CaptureSession()
-        session.addInput(CaptureInput(source: camera))
-        session.addInput(CaptureInput(source: microphone))
-        session.addOutput(output)
-        try session.startRunning()
-        #expect(recorder.waitForEnd())
-        session.stopRunning()
+        let template = try FileNameTemplate(scratch.file("part-%n.mp4"))
+        let recorder = try record([camera, microphone], to: output) { output.startRecording(toTemplate: template, recordingDelegate: $0) }
 
         #expect(recorder.reason == .maxDuration)
         let files = recorder.files.sorted { $0.index < $1.index }
