@@ -198,7 +198,12 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// clock) for `duration` (nil: until the next frame). The frame may be
     /// in any pixel format and size libswscale converts from.
     public func append(_ buffer: PixelBuffer, presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
-        let frame = buffer.frame
+        try appendFrame(buffer.frame, presentationTime: presentationTime, duration: duration)
+    }
+
+    /// Appends the picture of an AVFrame (a pixel buffer's, or a decoder's),
+    /// its planes and strides read in place.
+    private func appendFrame(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
         try withUnsafePointer(to: &frame.pointee.data) { data throws(WriterError) in
             try withUnsafePointer(to: &frame.pointee.linesize) { lines throws(WriterError) in
                 try data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes throws(WriterError) in
@@ -264,7 +269,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         try decodeLock.withLock { () throws(WriterError) in
             guard let decoder else { throw .invalidState("compressed frames need setUpDecoding(codecName:) on an input that encodes") }
             try decoder.decode(bytes, time: presentationTime) { frame, time throws(WriterError) in
-                try appendDecoded(frame, presentationTime: time, duration: duration)
+                try appendFrame(frame, presentationTime: time, duration: duration)
             }
         }
     }
@@ -273,18 +278,6 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var takesCompressedSamples: Bool {
         if case .passthrough = outputSettings { return true }
         return false
-    }
-
-    private func appendDecoded(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
-        let data = frame.pointee.data, linesize = frame.pointee.linesize
-        let planes: [UnsafePointer<UInt8>?] = [data.0, data.1, data.2, data.3].map { $0.map { UnsafePointer($0) } }
-        let strides: [Int32] = [linesize.0, linesize.1, linesize.2, linesize.3]
-        try planes.withUnsafeBufferPointer { planePointer throws(WriterError) in
-            try strides.withUnsafeBufferPointer { stridePointer throws(WriterError) in
-                try appendVideo(planes: planePointer.baseAddress!, strides: stridePointer.baseAddress!, format: AVPixelFormat(frame.pointee.format),
-                                width: frame.pointee.width, height: frame.pointee.height, presentationTime: presentationTime, duration: duration)
-            }
-        }
     }
 
     private func appendVideo(planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>, format: AVPixelFormat,
@@ -573,7 +566,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     func flushDecoder() throws(WriterError) {
         try decodeLock.withLock { () throws(WriterError) in
             defer { decoder = nil }
-            try decoder?.flush { frame, time throws(WriterError) in try appendDecoded(frame, presentationTime: time, duration: nil) }
+            try decoder?.flush { frame, time throws(WriterError) in try appendFrame(frame, presentationTime: time, duration: nil) }
         }
     }
 

@@ -121,9 +121,8 @@ final class AudioEncoder {
     func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
                 time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
-        var count = count
         var time = time
-        var shifted = [UnsafePointer<UInt8>?](UnsafeBufferPointer(start: planes, count: 16))
+        var skip: Int32 = 0
         if let next = nextInputTime {
             let drift = time - next
             let jump = Int64(frameSize)
@@ -140,17 +139,22 @@ final class AudioEncoder {
                 // These samples' start is already in the file: keep the rest.
                 let drop = av_rescale_rnd(-drift, Int64(rate), Int64(sampleRate), AV_ROUND_UP)
                 if drop >= Int64(count) { return }
-                let bytesPerSample = Int(av_get_bytes_per_sample(format))
-                let step = av_sample_fmt_is_planar(format) != 0 ? Int(drop) * bytesPerSample : Int(drop) * bytesPerSample * Int(channels)
-                for index in shifted.indices { shifted[index] = shifted[index].map { $0 + step } }
-                count -= Int32(drop)
+                skip = Int32(drop)
                 time = next
             } else {
                 try compensate(drift: drift)
             }
         }
         if fifoTime == nil { fifoTime = time }
-        try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count) }
+        if skip == 0 {
+            try convert(planes: planes, count: count)
+        } else {
+            // Rare (a device's stamps stepping back): the planes moved past the dropped samples.
+            let bytesPerSample = Int(av_get_bytes_per_sample(format))
+            let step = Int(skip) * bytesPerSample * (av_sample_fmt_is_planar(format) != 0 ? 1 : Int(channels))
+            let shifted = (0..<16).map { planes[$0].map { $0 + step } }
+            try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count - skip) }
+        }
         try encodeQueued(final: false, padPartial: false, sink: sink)
     }
 

@@ -516,6 +516,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         if queue?.isEmpty == true { applyDrainedStops() }
     }
 
+    /// The session a sample written to `file` counts in: the running one,
+    /// or, for a sample still on its way when the file was paused or cut,
+    /// the session that ended then.
+    private func countingSession(_ file: RecordingFileWriter) -> (start: MediaTime, end: MediaTime?)? {
+        if let start = file.sessionStart { return (start, nil) }
+        return file.lastSession.flatMap { last in last.end.map { (last.start, $0) } }
+    }
+
     private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
         switch sample {
         case .video(let video): return video.presentationTime
@@ -565,26 +573,18 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
                 }
-                // In the running session, or (a frame still on its way when
-                // the file was cut) in the session the cut ended.
-                let inSession = file.sessionStart != nil || file.lastSession.map { last in
-                    video.presentationTime >= last.start && last.end.map { video.presentationTime < $0 } ?? false
-                } ?? false
-                guard inSession else { return }
+                guard let session = countingSession(file), video.presentationTime >= session.start,
+                      session.end.map({ video.presentationTime < $0 }) ?? true else { return }
                 file.videoFrames += 1
                 let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
                 if file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
-                // The part in the running session, or (for audio still on its
-                // way when the file was cut) in the session the cut ended.
-                let session: (start: MediaTime, end: MediaTime?)? = file.sessionStart.map { ($0, nil) }
-                    ?? (file.cutTime != nil || pausedAudio ? file.lastSession.flatMap { last in last.end.map { (last.start, $0) } } : nil)
-                if let session {
-                    let end = audio.presentationTime + audio.duration
+                // The part of the buffer in the session it counts in.
+                if let session = countingSession(file) {
                     let from = max(audio.presentationTime, session.start)
-                    let to = [end, file.cutTime, session.end].compactMap { $0 }.min()!
+                    let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
                     if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
                     if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
                 }
