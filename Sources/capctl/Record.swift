@@ -177,7 +177,7 @@ struct VideoCaptureOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Frames per second.", valueName: "rate"))
     var fps: RateArgument?
 
-    @Option(name: .long, help: ArgumentHelp("The camera's pixel format, by fourcc (YUYV, MJPG, NV12 …).", valueName: "fourcc"))
+    @Option(name: .long, help: ArgumentHelp("The camera's pixel format, by fourcc as formats prints it (YUYV, MJPG, NV12, 'Y16 -BE' …).", valueName: "fourcc"))
     var pixelFormat: String?
 
     @Flag(name: .long, help: "Open the camera through libv4l2 (its format conversions become available).")

@@ -38,6 +38,20 @@ struct FormatProbeTests {
         ])
     }
 
+    /// vivid offers V4L2_PIX_FMT_Y16_BE: the code with bit 31 set.
+    @Test func bigEndianFormatsKeepTheirFlag() throws {
+        let y16 = fourcc("Y16 "), y16be = fourcc("Y16 ") | 1 << 31
+        let device = try camera(.init(
+            formats: [V4L2FormatDescription(pixelFormat: y16, flags: 0, description: "16-bit Greyscale"),
+                      V4L2FormatDescription(pixelFormat: y16be, flags: 0, description: "16-bit Greyscale BE")],
+            sizes: [y16: [.discrete(width: 640, height: 480)], y16be: [.discrete(width: 640, height: 480)]],
+            intervals: ["Y16 640x480": [.discrete(Fraction(1, 30))], "Y16 -BE 640x480": [.discrete(Fraction(1, 25))]]))
+        let formats = try device.videoFormats()
+        #expect(formats.map(\.fourcc.description) == ["Y16", "Y16 -BE"])
+        #expect(formats[1].fourcc.code == y16be)
+        #expect(formats[1].sizes == [.discrete(FrameDimensions(width: 640, height: 480), intervals: .discrete([Fraction(1, 25)]))])
+    }
+
     @Test func stepwiseAndContinuousSizesAreRangesWithTheIntervalsOfTheirLargestSize() throws {
         let nv12 = fourcc("NV12"), grey = fourcc("GREY")
         let device = try camera(.init(
@@ -118,9 +132,36 @@ struct FourCCTests {
         #expect(FourCC("YUYV")?.code == 0x5659_5559)
         #expect(FourCC(code: 0x5659_5559).description == "YUYV")
         #expect(FourCC(code: FourCC("Y16 ")!.code).description == "Y16")
-        #expect(FourCC(code: FourCC("Y16 ")!.code | 1 << 31).description == "Y16-BE")
+        #expect(FourCC(code: FourCC("Y16 ")!.code | 1 << 31).description == "Y16 -BE")
         #expect(FourCC("TOOLONG") == nil)
         #expect(FourCC("YÜ") == nil)
+    }
+
+    /// v4l2-ctl prints a big-endian code's four characters, padding kept, then -BE.
+    @Test func bigEndianCodesPrintAsV4l2CtlPrintsThem() {
+        let y16be = FourCC(code: 0x2036_3159 | 1 << 31)
+        #expect(y16be.isBigEndian)
+        #expect(y16be.description == "Y16 -BE")
+        #expect(!FourCC(code: 0x2036_3159).isBigEndian)
+    }
+
+    @Test(arguments: ["Y16 -BE", "'Y16 -BE'", "\"Y16 -BE\"", "Y16-BE", "Y16 -be"])
+    func parsingReadsTheBigEndianSpellings(_ text: String) {
+        #expect(FourCC(parsing: text) == FourCC(code: 0x2036_3159 | 1 << 31))
+    }
+
+    @Test func parsingPadsShortCodesAndRefusesOthers() {
+        #expect(FourCC(parsing: "Y16") == FourCC("Y16 "))
+        #expect(FourCC(parsing: "YUYV") == FourCC("YUYV"))
+        #expect(FourCC(parsing: "'YUYV'") == FourCC("YUYV"))
+        #expect(FourCC(parsing: "Y16") != FourCC(parsing: "Y16 -BE"))
+        for bad in ["", "-BE", "TOOLONG", " Y16", "''", "YÜ", "ABCDE-BE"] {
+            #expect(FourCC(parsing: bad) == nil, "\(bad)")
+        }
+        // What description prints, parsing reads back.
+        for code: UInt32 in [0x5659_5559, 0x2036_3159, 0x2036_3159 | 1 << 31] {
+            #expect(FourCC(parsing: FourCC(code: code).description) == FourCC(code: code))
+        }
     }
 }
 

@@ -200,6 +200,22 @@ struct VideoFormatSelectionTests {
         #expect(asked.frameInterval == Fraction(1, 30))
     }
 
+    /// vivid offers Y16 and its big-endian twin; each spelling of the
+    /// twin picks it, never the little-endian one, and it is read as gray16be.
+    @Test(arguments: ["Y16 -BE", "'Y16 -BE'", "Y16-BE", "y16 -be"])
+    func bigEndianFormatsAreChosenByTheirPrintedName(_ asked: String) throws {
+        let big = FourCC(code: fourcc("Y16 ") | 1 << 31)
+        let formats = [L.format("Y16 ", [.discrete(L.size(640, 480), intervals: L.rates(30))]),
+                       VideoFormat(fourcc: big, description: "16-bit Greyscale BE", isCompressed: false, isEmulated: false,
+                                   sizes: [.discrete(L.size(640, 480), intervals: L.rates(30))])]
+        let choice = try choose(CaptureVideoRequest(pixelFormat: asked), formats)
+        #expect(choice.format.fourcc == big)
+        #expect(choice.captureFourCC == big)
+        #expect(V4L2PixelMapping.pixelFormat(for: big)?.name == "gray16be")
+        #expect(try choose(CaptureVideoRequest(pixelFormat: "Y16"), formats).format.fourcc.description == "Y16")
+        #expect(reason(CaptureVideoRequest(pixelFormat: "Y12 -BE"), formats) == "pixel format Y12 -BE is not offered; offered: Y16, Y16 -BE")
+    }
+
     @Test func bayerGoesThroughLibv4l2Conversion() throws {
         let bayer = [L.format("BA81", [.discrete(L.size(640, 480), intervals: L.rates(30))])]
         let choice = try choose(CaptureVideoRequest(), bayer)

@@ -44,8 +44,8 @@ public enum V4L2PixelMapping {
     public static let conversionTarget = code("RGB3")
 
     private static func code(_ text: String) -> FourCC {
-        // Every literal in this file is four ASCII characters.
-        FourCC(text) ?? FourCC(code: 0)
+        // Every literal in this file is a fourcc as printed ("YUYV", "Y16 -BE").
+        FourCC(parsing: text) ?? FourCC(code: 0)
     }
 
     /// V4L2 fourcc → libavutil pixel format name. The 32-bit RGB names follow
@@ -62,6 +62,7 @@ public enum V4L2PixelMapping {
             // The deprecated 32-bit formats whose fourth byte is undefined.
             ("BGR4", "bgr0"), ("RGB4", "0rgb"),
             ("GREY", "gray"), ("Y10 ", "gray10le"), ("Y12 ", "gray12le"), ("Y16 ", "gray16le"),
+            ("Y16 -BE", "gray16be"),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.map { (code($0.0).code, $0.1) })
     }()

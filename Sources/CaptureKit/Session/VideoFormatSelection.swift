@@ -74,8 +74,8 @@ public enum VideoFormatSelection {
     private static func candidateFormats(_ request: CaptureVideoRequest, _ formats: [VideoFormat], device: String) throws(CaptureError) -> [VideoFormat] {
         let usable = formats.filter(isUsable)
         if let asked = request.pixelFormat {
-            let named = formats.first { $0.fourcc.description == asked }
-                ?? formats.first { $0.fourcc.description.uppercased() == asked.uppercased() }
+            let named = formats.first { names($0.fourcc, asked, ignoringCase: false) }
+                ?? formats.first { names($0.fourcc, asked, ignoringCase: true) }
             guard let named else {
                 let offered = formats.isEmpty ? "none" : formats.map(\.fourcc.description).joined(separator: ", ")
                 throw .unsupported(device, reason: "pixel format \(asked) is not offered; offered: \(offered)")
@@ -93,6 +93,13 @@ public enum VideoFormatSelection {
         }
         // A stable sort keeps the driver's order within each kind.
         return usable.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+    }
+
+    /// Whether `asked` names `fourcc`: as printed (`YUYV`, `Y16`, `Y16 -BE`)
+    /// or in any form `FourCC(parsing:)` reads (`Y16-BE`, `'Y16 -BE'`).
+    static func names(_ fourcc: FourCC, _ asked: String, ignoringCase: Bool) -> Bool {
+        guard ignoringCase else { return fourcc.description == asked || FourCC(parsing: asked) == fourcc }
+        return FourCC(parsing: asked.uppercased()).map { $0 == FourCC(parsing: fourcc.description.uppercased()) } ?? false
     }
 
     private static func isUsable(_ format: VideoFormat) -> Bool {
