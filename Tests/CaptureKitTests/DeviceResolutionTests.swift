@@ -22,7 +22,10 @@ struct DeviceResolutionTests {
         var alsa = FakeALSA()
         alsa.devices = [ALSACaptureDescription(cardIndex: 0, cardID: "Dummy", cardName: "Dummy", driver: "Dummy", device: 0, pcmName: "PCM", subdevices: 1)]
         alsa.formats = ["hw:Dummy,0": [], "plughw:0,0": [], "default": []]
-        alsa.openErrors = ["hw:Busy,0": EBUSY]
+        // alsa-lib's answers: EINVAL for a card number past 31, ENOENT for a
+        // missing card below it, EINVAL for a bad argument on a card that exists.
+        alsa.openErrors = ["hw:Busy,0": EBUSY, "hw:99": EINVAL, "plughw:CARD=99,DEV=0": EINVAL, "hw:5,0": ENOENT,
+                           "hw:Dummy,9": ENOENT, "hw:0,0,abc": EINVAL]
         discovery = DeviceDiscovery(v4l2: v4l2, alsa: alsa, devRoot: dev, sysfsRoot: "\(tree.root)/sys")
     }
 
@@ -104,6 +107,29 @@ struct DeviceResolutionTests {
             if case .noSuchDevice = error as? DeviceError { return true }
             return false
         }
+    }
+
+    @Test(arguments: [("hw:99", "99"), ("plughw:CARD=99,DEV=0", "99"), ("hw:5,0", "5")])
+    func aMissingSoundCardIsNoSuchDevice(_ name: String, _ card: String) {
+        let reason = "no such ALSA capture device: there is no sound card \(card); 'capctl list-devices' lists the microphones"
+        #expect(throws: DeviceError.noSuchDevice(name, reason: reason)) { try discovery.resolve(name) }
+        #expect(throws: DeviceError.noSuchDevice(name, reason: reason)) { try discovery.resolve(name, expecting: .audio) }
+    }
+
+    @Test func aCardThatExistsKeepsTheErrorItsOpenGave() {
+        #expect(throws: DeviceError.noSuchDevice("hw:Dummy,9", reason: "no such ALSA capture device")) { try discovery.resolve("hw:Dummy,9") }
+        #expect {
+            try discovery.resolve("hw:0,0,abc")
+        } throws: { error in
+            if case .ioFailure(_, let call) = error as? DeviceError { return call.errno == EINVAL }
+            return false
+        }
+    }
+
+    @Test(arguments: [("hw:99", "99"), ("hw:1,0", "1"), ("plughw:CARD=Loopback,DEV=1", "Loopback"), ("hw:CARD=\"Loopback\"", "Loopback"),
+                      ("sysdefault:99", "99"), ("dsnoop:PCH", "PCH"), ("default", nil), ("hw", nil), ("mymic:1", nil), ("plug:hw", nil)] as [(String, String?)])
+    func theCardOfAPCMName(_ name: String, _ card: String?) {
+        #expect(ALSAPCMName.card(in: name) == card)
     }
 
     @Test func theWrongKindIsRefused() {

@@ -13,6 +13,9 @@ struct DeviceBadInputTests {
         (["formats", "audio:99"], 66, "audio:99: no microphone with index 99"),
         (["formats", "video:x"], 66, "video:x: 'x' is not a device index"),
         (["formats", "hw:NoSuchCard,0"], 66, "hw:NoSuchCard,0: no such ALSA capture device"),
+        // alsa-lib refuses card numbers past 31 with EINVAL: still no such device.
+        (["formats", "hw:99"], 66, "hw:99: no such ALSA capture device: there is no sound card 99; 'capctl list-devices' lists the microphones"),
+        (["formats", "plughw:CARD=99,DEV=0"], 66, "plughw:CARD=99,DEV=0: no such ALSA capture device: there is no sound card 99"),
         (["formats", "nonsense"], 66, "nonsense: no device with this path, unique ID or name"),
         (["list-devices", "--type", "radio"], 64, "radio"),
         (["formats"], 64, "Missing expected argument"),

@@ -91,6 +91,8 @@ struct RecordBadInputTests {
         (["--video", "/dev/video99", "out.mp4"], 66, "/dev/video99: no such file or device"),
         (["--video", "video:99", "out.mp4"], 66, "video:99: no camera with index 99"),
         (["--video", "/dev/null", "out.mp4"], 65, "/dev/null: not a V4L2 device"),
+        (["--audio", "hw:99", "out.wav"], 66, "hw:99: no such ALSA capture device: there is no sound card 99"),
+        (pattern + ["--audio", "plughw:99,0", "out.mp4"], 66, "plughw:99,0: no such ALSA capture device: there is no sound card 99"),
         (["--audio", "/dev/null", "out.wav"], 65, "/dev/null: not a microphone; name an ALSA capture device as hw:CARD,DEVICE"),
         (["--video", "file:/nonexistent/clip.y4m", "out.mp4"], 66, "/nonexistent/clip.y4m: no such file to replay"),
         (["--video", "file:/etc/hostname", "out.mp4"], 65, "/etc/hostname: not a media file"),

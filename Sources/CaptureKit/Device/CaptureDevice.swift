@@ -85,7 +85,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         do {
             return try alsa.captureFormats(path)
         } catch {
-            throw DeviceError(opening: path, error, kind: "ALSA capture device")
+            throw DeviceError(openingALSA: path, error, interface: alsa)
         }
     }
 

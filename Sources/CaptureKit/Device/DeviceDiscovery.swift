@@ -213,7 +213,7 @@ public struct DeviceDiscovery: Sendable {
         do {
             _ = try alsa.captureFormats(name)
         } catch {
-            throw DeviceError(opening: name, error, kind: "ALSA capture device")
+            throw DeviceError(openingALSA: name, error, interface: alsa)
         }
         return CaptureDevice(
             path: name, uniqueID: "alsa-pcm:\(name)", localizedName: name, mediaType: .audio, driver: "", bus: "",

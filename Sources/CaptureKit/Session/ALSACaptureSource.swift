@@ -61,13 +61,13 @@ public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
 
     public func open() throws(CaptureError) {
         close()
-        guard case .alsa = device.backend else {
+        guard case .alsa(let alsa) = device.backend else {
             throw .device(.notACaptureDevice(path, reason: "not an audio capture device (it is a camera)"))
         }
         var handle: OpaquePointer?
         let opened = snd_pcm_open(&handle, path, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)
         guard opened == 0, let pcm = handle else {
-            throw .device(DeviceError(opening: path, SystemCallError(call: "snd_pcm_open", errno: -opened), kind: "ALSA capture device"))
+            throw .device(DeviceError(openingALSA: path, SystemCallError(call: "snd_pcm_open", errno: -opened), interface: alsa))
         }
         do {
             let (format, period, buffer) = try configureHardware(pcm)

@@ -85,8 +85,14 @@ struct FakeALSA: ALSAInterface {
     /// Formats by PCM name; a name missing here fails to open with ENOENT.
     var formats: [String: [AudioFormat]] = [:]
     var openErrors: [String: Int32] = [:]
+    /// Cards present besides those of `devices` (numbers or IDs).
+    var otherCards: Set<String> = []
 
     func captureDevices() -> [ALSACaptureDescription] { devices }
+
+    func cardExists(_ card: String) -> Bool {
+        otherCards.contains(card) || devices.contains { $0.cardID == card || String($0.cardIndex) == card }
+    }
 
     func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
         if let code = openErrors[name] { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: code) }

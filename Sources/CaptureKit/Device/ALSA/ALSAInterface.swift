@@ -6,6 +6,8 @@ public protocol ALSAInterface: Sendable {
     /// What the PCM named `name` accepts for capture, one entry per sample
     /// format. Throws the error of `snd_pcm_open` (errno) when it cannot be opened.
     func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat]
+    /// Whether a sound card with this number or ID (`1`, `Loopback`) is present.
+    func cardExists(_ card: String) -> Bool
 }
 
 /// One PCM device with a capture stream, as the card's control interface reports it.

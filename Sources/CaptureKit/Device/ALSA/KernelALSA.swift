@@ -72,6 +72,10 @@ public struct KernelALSA: ALSAInterface {
                                          pcmList: pcmList, cardList: cardList)
     }
 
+    public func cardExists(_ card: String) -> Bool {
+        snd_card_get_index(card) >= 0
+    }
+
     public func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
         var pcm: OpaquePointer?
         let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)
