@@ -72,7 +72,7 @@ extension CommandFailure {
         case .encoderNotFound, .unsupportedFileType: self.init(error.description, status: .unavailable)
         case .codecNotAllowed, .invalidSettings: self.init(error.description, status: .usage)
         case .invalidState, .malformedOutput: self.init(error.description, status: .software)
-        case .damagedSample: self.init(error.description, status: .dataError)
+        case .damagedSample, .noDecodableStart: self.init(error.description, status: .dataError)
         case .ffmpeg(let underlying): self.init(error.description, status: underlying.errno != nil ? .ioError : .software)
         }
     }

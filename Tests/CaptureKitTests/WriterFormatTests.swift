@@ -414,10 +414,10 @@ import Testing
     }
 
     /// H.264 as a camera delivers it: Annex B, parameter sets in band, no
-    /// configuration up front. A fragmented MP4 (whose index is written before
-    /// any frame) holds back its index for the first keyframe's parameter sets;
-    /// every frame then decodes, as in a classic MP4 and in MPEG-TS.
-    @Test(arguments: [("mp4", true), ("mp4", false), ("ts", false)])
+    /// configuration up front. The file's header waits for the first
+    /// keyframe's parameter sets; every frame then decodes, in fragmented and
+    /// classic MP4, QuickTime, MPEG-TS and Matroska alike.
+    @Test(arguments: [("mp4", true), ("mp4", false), ("mov", false), ("ts", false), ("mkv", false)])
     func annexBH264WithoutConfigurationIsWrittenPlayable(container: String, fragmented: Bool) throws {
         let scratch = try WriterScratchDirectory()
         let encoded = scratch.file("encoded.mp4")
@@ -606,19 +606,18 @@ import Testing
         #expect(format.extradata == record)
     }
 
-    @Test func cameraH264IntoMatroskaIsRefusedWithWhatToDoInstead() throws {
+    /// A camera's H.264/HEVC (parameter sets in band) is copied into every
+    /// movie container: the writer's header waits for its first keyframe.
+    @Test func cameraH264IsCopiedIntoEveryMovieContainer() throws {
         var settings = RecordingSettings()
         settings.video = .passthrough
-        #expect(throws: RecordingError.self) { try settings.outputSettings(forVideo: Self.format("h264"), fileType: .matroska) }
-        do {
-            _ = try settings.outputSettings(forVideo: Self.format("hevc"), fileType: .matroska)
-        } catch {
-            #expect(error.description.contains("record to .mp4, .mov or .ts"), "\(error)")
-        }
-        for fileType in [FileType.mp4, .quickTimeMovie, .mpegTS] {
-            let chosen = try settings.outputSettings(forVideo: Self.format("h264"), fileType: fileType)
-            guard case .passthrough(let format) = chosen else { Issue.record("\(fileType): not passthrough"); continue }
-            #expect(format.extradata.isEmpty)
+        for codec in ["h264", "hevc"] {
+            for fileType in [FileType.mp4, .quickTimeMovie, .mpegTS, .matroska] {
+                let chosen = try settings.outputSettings(forVideo: Self.format(codec), fileType: fileType)
+                guard case .passthrough(let format) = chosen else { Issue.record("\(fileType): not passthrough"); continue }
+                #expect(format.extradata.isEmpty)
+                #expect(AssetWriterInput(outputSettings: chosen).needsConfigurationFromFirstFrame)
+            }
         }
         // MJPEG needs no configuration anywhere.
         _ = try settings.outputSettings(forVideo: Self.format("mjpeg"), fileType: .matroska)

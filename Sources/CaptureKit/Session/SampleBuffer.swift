@@ -33,6 +33,14 @@ public final class SampleStorage: @unchecked Sendable {
         self.release = nil
     }
 
+    /// `prefix` followed by a copy of `source`, owned by the storage.
+    convenience init(prefix: [UInt8], then source: UnsafeRawBufferPointer) {
+        self.init(count: prefix.count + source.count) { memory in
+            prefix.withUnsafeBytes { memory.copyMemory(from: $0) }
+            if source.count > 0 { UnsafeMutableRawBufferPointer(rebasing: memory[prefix.count...]).copyMemory(from: source) }
+        }
+    }
+
     deinit {
         owned?.deallocate()
         release?()

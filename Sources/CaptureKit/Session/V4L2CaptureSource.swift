@@ -224,8 +224,15 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
         var clock = V4L2TimestampClock()
         var sequences = SequenceGapCounter()
-        let keyframesFlagged: Bool
-        if case .compressed(let codec) = format.layout { keyframesFlagged = codec != "mjpeg" } else { keyframesFlagged = false }
+        // H.264/HEVC: keyframes and parameter sets are read from the
+        // bitstream (drivers do not all flag keyframes); other compressed
+        // codecs with inter frames go by the driver's flags.
+        var parameterSets: InBandParameterSets?
+        var keyframesFlagged = false
+        if case .compressed(let codec) = format.layout {
+            parameterSets = AccessUnit.Codec(codecName: codec).map(InBandParameterSets.init)
+            keyframesFlagged = parameterSets == nil && codec != "mjpeg"
+        }
 
         while true {
             if stop.isRaised || queue.isClosed { return .stopped }
@@ -270,9 +277,16 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                                                 monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
                 let replaced = clock.replacedStamps
                 state.withLock { $0.gaps += lost; $0.replacedStamps = replaced }
-                let keyframe = keyframesFlagged ? V4L2BufferFlags.isKeyframe(buffer.flags) : true
+                var storage = queue.lend(buffer)
+                var keyframe = keyframesFlagged ? V4L2BufferFlags.isKeyframe(buffer.flags) : true
+                if parameterSets != nil {
+                    // Parameter sets alone are no frame: they go in front of the
+                    // next keyframe (a copy, once per keyframe that lacks them).
+                    guard let unit = parameterSets!.deliverable(storage) else { continue }
+                    (storage, keyframe) = unit
+                }
                 let sample = VideoSampleBuffer(
-                    storage: queue.lend(buffer), layout: format.layout, width: format.width, height: format.height,
+                    storage: storage, layout: format.layout, width: format.width, height: format.height,
                     presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale),
                     duration: format.frameDuration, sequence: sequences.extended, isKeyframe: keyframe)
                 deliver(.video(sample))

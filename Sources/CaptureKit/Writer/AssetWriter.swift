@@ -109,9 +109,8 @@ public final class AssetWriter: @unchecked Sendable {
     private(set) var usesEditLists = false
     /// Added to file times in fragmented files (see `openMuxer`).
     private var timelineOffset = MediaTime.zero
-    /// A fragmented file whose movie box waits for the first fragment
-    /// (`delay_moov`): its time scale and track flags are settled once it is there.
-    private var moviePatchPending = false
+    /// The header, while it waits for in-band codec configuration (see `DeferredHeader`).
+    private var deferredHeader: DeferredHeader?
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
 
     /// What has been written to one stream, in its time base.
@@ -171,6 +170,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     private func freeFormat() {
         for index in heldPackets.indices { av_packet_free(&heldPackets[index]) }
+        deferredHeader = nil
         if let format {
             // The I/O context is ours (custom I/O); libavformat must not close it.
             format.pointee.pb = nil
@@ -371,15 +371,11 @@ public final class AssetWriter: @unchecked Sendable {
         }
 
         var options: OpaquePointer?
-        defer { av_dict_free(&options) }
         if fileType.isMovieFamily {
             var flags = [String]()
             if settings.metadata.contains(where: { !MetadataItem.commonKeys.contains($0.key) }) { flags.append("use_metadata_tags") }
             if fragmented {
                 flags += ["frag_keyframe", "empty_moov", "default_base_moof"]
-                // H.264/HEVC copied from a camera brings its parameter sets in
-                // band: the index that needs them waits for the first frame.
-                if inputList.contains(where: \.needsConfigurationFromFirstFrame) { flags.append("delay_moov") }
                 let micros = settings.fragmentInterval.converted(toTimescale: 1_000_000).value
                 let clamped = String(max(1, min(micros, Int64(Int32.max))))
                 if inputList.contains(where: { $0.mediaType == .video }) {
@@ -393,19 +389,49 @@ public final class AssetWriter: @unchecked Sendable {
             }
             if !flags.isEmpty { av_dict_set(&options, "movflags", "+" + flags.joined(separator: "+"), 0) }
         }
-        let written = avformat_write_header(context, &options)
+        // H.264/HEVC copied from a camera brings its parameter sets in band:
+        // the header that needs them waits for the first keyframe.
+        let awaited = Set(inputList.indices.filter { inputList[$0].needsConfigurationFromFirstFrame })
+        let header = DeferredHeader(awaitedStreams: awaited, options: options)
+        if awaited.isEmpty {
+            try writeHeader(header)
+        } else {
+            deferredHeader = header
+        }
+    }
+
+    /// avformat_write_header with the muxer options `header` kept; then the
+    /// packets that waited for it.
+    private func writeHeader(_ header: DeferredHeader) throws(WriterError) {
+        guard let format, let io else { throw .invalidState("the writer is not writing") }
+        let written = avformat_write_header(format, &header.options)
         if written < 0 { throw ioFailure(FFmpegError(call: "avformat_write_header(\(fileType.muxerName))", code: written)) }
-        headerBytes = avio_tell(writeContext.context)
-        if let unused = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX) {
+        headerBytes = avio_tell(io.context)
+        if let unused = av_dict_get(header.options, "", nil, AV_DICT_IGNORE_SUFFIX) {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
-        if fragmented {
-            if inputList.contains(where: \.needsConfigurationFromFirstFrame) {
-                moviePatchPending = true
-            } else {
-                try patchFragmentedMovieHeader()
+        if isFragmented { try patchFragmentedMovieHeader() }
+        try header.release { packet throws(WriterError) in try route(packet, into: format) }
+    }
+
+    /// Supplies the codec configuration (Annex B parameter sets) of a track
+    /// whose header waits for it; writes the header once no track waits.
+    func supplyConfiguration(_ configuration: [UInt8], streamIndex: Int) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, let format, let header = deferredHeader else { return }
+            do throws(WriterError) {
+                guard try header.supply(configuration, for: format.pointee.streams[streamIndex]!, index: streamIndex) else { return }
+                deferredHeader = nil
+                try writeHeader(header)
+            } catch {
+                throw failLocked(error)
             }
         }
+    }
+
+    /// Whether the track's header still waits for its codec configuration.
+    func awaitsConfiguration(streamIndex: Int) -> Bool {
+        lock.withLock { deferredHeader?.awaitedStreams.contains(streamIndex) ?? false }
     }
 
     /// Settles the time scale and track flags in a fragmented file's movie
@@ -419,7 +445,6 @@ public final class AssetWriter: @unchecked Sendable {
         let (_, movie) = try patcher.readMovie(boxes)
         let scale = try chooseMovieTimescale(movie)
         try patcher.patchInPlace(timescale: scale, tracks: trackPatches(movie: movie, edits: nil))
-        moviePatchPending = false
     }
 
     /// The error for a failed muxer call: the write error underneath, if one caused it.
@@ -472,13 +497,21 @@ public final class AssetWriter: @unchecked Sendable {
         }
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer has failed") }
+            if let header = deferredHeader {
+                // No keyframe with its parameter sets ever came: nothing in
+                // the file could be decoded, so there is no file.
+                let codecs = header.awaitedStreams.sorted().map { inputList[$0].outputSettings.codecName }
+                freeFormat()
+                file.remove()
+                state = .failed
+                failure = .noDecodableStart(codecs: codecs)
+                throw failure!
+            }
             do throws(WriterError) {
                 try writeHeldPackets(into: format)
                 let trailer = av_write_trailer(format)
                 if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
                 if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }
-                // A file shorter than one fragment got its movie box from the trailer.
-                if moviePatchPending { try patchFragmentedMovieHeader() }
                 freeFormat()
                 if usesEditLists { try finalizeMovie() }
                 do throws(SystemCallError) { try file.syncAndClose() } catch { throw WriterError.io(path: outputPath, error: error) }
@@ -587,18 +620,29 @@ public final class AssetWriter: @unchecked Sendable {
             packet.pointee.stream_index = Int32(streamIndex)
             payloadBytes += Int64(packet.pointee.size)
             packetCount += 1
-            guard spans[streamIndex].bridgesEveryGap else {
-                try mux(packet, into: format)
+            if let deferredHeader {
+                do throws(WriterError) { try deferredHeader.keep(packet) } catch { throw failLocked(error) }
                 return
             }
-            if heldPackets[streamIndex] == nil {
-                guard let fresh = av_packet_alloc() else { throw failLocked(.ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))) }
-                heldPackets[streamIndex] = fresh
-            }
-            let held = heldPackets[streamIndex]!
-            if held.pointee.size > 0 || held.pointee.side_data_elems > 0 { try mux(held, into: format) }
-            av_packet_move_ref(held, packet)
+            try route(packet, into: format)
         }
+    }
+
+    /// A packet on its way to the muxer: video waits for the next packet of
+    /// its track (see `write`); the rest goes straight in. Lock held.
+    private func route(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let streamIndex = Int(packet.pointee.stream_index)
+        guard spans[streamIndex].bridgesEveryGap else {
+            try mux(packet, into: format)
+            return
+        }
+        if heldPackets[streamIndex] == nil {
+            guard let fresh = av_packet_alloc() else { throw failLocked(.ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))) }
+            heldPackets[streamIndex] = fresh
+        }
+        let held = heldPackets[streamIndex]!
+        if held.pointee.size > 0 || held.pointee.side_data_elems > 0 { try mux(held, into: format) }
+        av_packet_move_ref(held, packet)
     }
 
     /// Writes the video packets held back, each made to last until the end
@@ -637,10 +681,6 @@ public final class AssetWriter: @unchecked Sendable {
         let status = av_interleaved_write_frame(format, packet)
         if status < 0 {
             throw failLocked(ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status)))
-        }
-        // The delayed movie box comes with the first fragment.
-        if moviePatchPending, let io, io.extent > 0 {
-            do throws(WriterError) { try patchFragmentedMovieHeader() } catch { throw failLocked(error) }
         }
     }
 

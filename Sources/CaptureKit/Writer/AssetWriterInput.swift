@@ -81,6 +81,17 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var encoderName: String? { lock.withLock { encoderInUse } }
     private var encoderInUse: String?
 
+    /// Video frames put into the file so far: handed to the encoder, or to
+    /// the muxer as they are. What a recording reports as its frames.
+    public var writtenFrameCount: Int { lock.withLock { framesWritten } }
+    private var framesWritten = 0
+
+    /// Compressed frames left out because decoding cannot start at them:
+    /// those before a stream's first keyframe (a camera joined mid-GOP), or
+    /// before the next one after frames were left out.
+    public var framesSkippedBeforeKeyframe: Int { lock.withLock { skippedBeforeKeyframe } }
+    private var skippedBeforeKeyframe = 0
+
     /// How long before its input's time the encoder's first packet starts:
     /// audio priming, or the decode delay of reordered video frames.
     var startupDelay: MediaTime {
@@ -265,9 +276,17 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Needs `setUpDecoding` first. For inputs with passthrough settings use `appendCompressed`.
     /// A frame the decoder cannot read throws `damagedSample`; the input
     /// goes on with the next.
-    public func appendDecoding(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
+    ///
+    /// Decoding a codec with inter frames (H.264, HEVC) starts at a frame
+    /// with `isKeyframe`; frames before it count in `framesSkippedBeforeKeyframe`.
+    public func appendDecoding(_ bytes: UnsafeRawBufferPointer, presentationTime: MediaTime, duration: MediaTime? = nil,
+                               isKeyframe: Bool = true) throws(WriterError) {
         try decodeLock.withLock { () throws(WriterError) in
             guard let decoder else { throw .invalidState("compressed frames need setUpDecoding(codecName:) on an input that encodes") }
+            guard decoder.canStart(at: isKeyframe) else {
+                lock.withLock { skippedBeforeKeyframe += 1 }
+                return
+            }
             try decoder.decode(bytes, time: presentationTime) { frame, time throws(WriterError) in
                 try appendFrame(frame, presentationTime: time, duration: duration)
             }
@@ -335,6 +354,7 @@ public final class AssetWriterInput: @unchecked Sendable {
             } catch {
                 throw failIfWriterError(error)
             }
+            framesWritten += 1
         }
     }
 
@@ -493,7 +513,10 @@ public final class AssetWriterInput: @unchecked Sendable {
                 return
             }
             if needsKeyframe {
-                guard sample.isKeyframe else { return }
+                guard sample.isKeyframe, try configureFromKeyframe(bytes, format: format, writer: writer) else {
+                    skippedBeforeKeyframe += 1
+                    return
+                }
                 needsKeyframe = false
             }
             guard let pts = ticks(placed) else { throw .invalidState("presentation time \(sample.presentationTime) does not fit the track's time scale") }
@@ -537,7 +560,26 @@ public final class AssetWriterInput: @unchecked Sendable {
             } catch {
                 throw failIfWriterError(error)
             }
+            if mediaType == .video { framesWritten += 1 }
         }
+    }
+
+    /// For a track whose header waits for its parameter sets: takes them
+    /// from `keyframe` (in band, Annex B) and hands them to the writer.
+    /// False when the keyframe does not carry them (decoding cannot start there).
+    private func configureFromKeyframe(_ keyframe: UnsafeRawBufferPointer, format: CompressedFormat, writer: AssetWriter) throws(WriterError) -> Bool {
+        guard needsConfigurationFromFirstFrame, writer.awaitsConfiguration(streamIndex: streamIndex) else { return true }
+        guard let codec = AccessUnit.Codec(codecName: format.codecName) else { return true }
+        let unit = AccessUnit(keyframe, codec: codec)
+        guard unit.hasParameterSets else { return false }
+        var configuration: [UInt8] = []
+        for range in unit.parameterSetRanges { configuration.append(contentsOf: keyframe[range]) }
+        do throws(WriterError) {
+            try writer.supplyConfiguration(configuration, streamIndex: streamIndex)
+        } catch {
+            throw failIfWriterError(error)
+        }
+        return true
     }
 
     /// A read-only AVBufferRef over `count` bytes at `source` that holds a

@@ -9,6 +9,8 @@ final class CompressedFrameDecoder {
     private let decoder: Decoder
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var frame: UnsafeMutablePointer<AVFrame>?
+    /// For codecs with inter frames: whether a keyframe has been decoded yet.
+    private var started: Bool
 
     /// A decoder for `codecName`, given the configuration the frames do not
     /// carry (a file's avcC/hvcC record; empty for a camera's in-band one).
@@ -19,6 +21,7 @@ final class CompressedFrameDecoder {
             if error.code == cffmpeg_AVERROR_DECODER_NOT_FOUND { throw .invalidSettings("no \(codecName) decoder is available in this FFmpeg") }
             throw .ffmpeg(error)
         }
+        started = AccessUnit.Codec(codecName: codecName) == nil
         packet = av_packet_alloc()
         frame = av_frame_alloc()
         guard packet != nil, frame != nil else { throw .ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM))) }
@@ -27,6 +30,14 @@ final class CompressedFrameDecoder {
     deinit {
         av_packet_free(&packet)
         av_frame_free(&frame)
+    }
+
+    /// Whether a frame can be decoded: H.264/HEVC start at a keyframe (a
+    /// frame before it refers to pictures the decoder never had); other
+    /// codecs at any frame.
+    func canStart(at isKeyframe: Bool) -> Bool {
+        if !started && isKeyframe { started = true }
+        return started
     }
 
     /// Decodes `bytes` (one compressed frame shown at `time`); hands each

@@ -28,6 +28,10 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
     case damagedSample(String)
     /// The written file could not be finalized (its index could not be rewritten).
     case malformedOutput(String)
+    /// Tracks of these codecs (H.264, HEVC copied from a camera) never got a
+    /// keyframe with its parameter sets, so nothing of them could be
+    /// written; the file was removed.
+    case noDecodableStart(codecs: [String])
 
     public var description: String {
         switch self {
@@ -45,6 +49,9 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ffmpeg(let error): return error.description
         case .damagedSample(let text): return text
         case .malformedOutput(let text): return "cannot finalize the file: \(text)"
+        case .noDecodableStart(let codecs):
+            let names = codecs.map { $0 == "h264" ? "H.264" : $0 == "hevc" ? "HEVC" : $0 }.joined(separator: ", ")
+            return "no \(names) keyframe with its parameter sets arrived, so no frame could be written"
         }
     }
 }

@@ -282,6 +282,7 @@ extension CommandFailure {
         case .cannotCreate: self.init(error.description, status: .cannotCreate)
         case .unsupported: self.init(error.description, status: .usage)
         case .diskFull, .writeFailed: self.init(error.description, status: .ioError)
+        case .nothingWritten: self.init(error.description, status: .dataError)
         case .deviceLost: self.init(error.description, status: .unavailable)
         case .capture(let capture): self.init(capture)
         }

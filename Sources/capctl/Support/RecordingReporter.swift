@@ -105,7 +105,7 @@ final class RecordingReporter: @unchecked Sendable {
         emit(FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
-                           droppedByWriter: statistics.droppedByWriter,
+                           droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
                            audioSamples: statistics.audioSamples, error: error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
                            exitStatus: status.rawValue)) {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
@@ -213,6 +213,7 @@ final class RecordingReporter: @unchecked Sendable {
         var droppedByDevice: Int
         var droppedByQueue: Int
         var droppedByWriter: Int
+        var droppedBeforeKeyframe: Int
         var audioSamples: Int
         var error: String?
         var exitStatus: Int32

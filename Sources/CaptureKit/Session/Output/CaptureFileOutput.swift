@@ -89,6 +89,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             if case .stopWhenDrained = self { return true }
             return false
         }
+
+        /// Whether it begins a file or a stretch of one.
+        var beginsAtKeyframe: Bool {
+            switch self {
+            case .switchFile, .resume: return true
+            case .pause, .stop, .stopWhenDrained: return false
+            }
+        }
     }
 
     public override init() { super.init() }
@@ -190,6 +198,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
         guard lock.withLock({ recording }) else { throw .unsupported("startRecording was not called") }
         let file = try openFile(number: 1)
+        settleKeyframeRules(file)
         current = file
         queue = BoundedQueue(capacity: queueCapacity)
         thread = CaptureThread(name: "writer") { [self] in
@@ -308,6 +317,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     static func writeError(_ error: WriterError, path: String) -> RecordingError {
+        if case .noDecodableStart = error { return .nothingWritten(path: path, reason: error.description + "; the file was removed") }
         if case .io(_, let cause) = error, cause.errno == ENOSPC || cause.errno == EDQUOT { return .diskFull(path: path) }
         if case .ffmpeg(let cause) = error, cause.code == cffmpegNegated(ENOSPC) { return .diskFull(path: path) }
         return .writeFailed(path: path, reason: error.description)
@@ -376,6 +386,24 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Whether a video input is recorded, settled in `prepare(inputs:)`
     /// (asked for every sample, so not worked out again each time).
     private var hasVideo = false
+    /// Whether the video has inter frames (H.264/HEVC from a camera or a
+    /// file), so that a recording starts at its first keyframe; settled in
+    /// `prepare(inputs:)`.
+    private var startsAtKeyframe = false
+    /// Whether that video is copied as it is: then every file, segment and
+    /// resumed stretch begins at a keyframe too, or its first frames could
+    /// not be decoded.
+    private var cutsAtKeyframes = false
+
+    private func settleKeyframeRules(_ file: RecordingFileWriter) {
+        startsAtKeyframe = false
+        cutsAtKeyframes = false
+        for (index, input) in inputs.enumerated() where input.mediaType == .video && recordedMediaTypes.contains(.video) {
+            guard case .compressed(let codec)? = input.source.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil else { continue }
+            startsAtKeyframe = true
+            if index < file.writerInputs.count, file.writerInputs[index]?.takesCompressedSamples == true { cutsAtKeyframes = true }
+        }
+    }
 
     private func writingLoop() {
         guard let queue else { return }
@@ -422,7 +450,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// No sample for a while: requests still take effect, timed by the clock.
     private func idle() {
         guard current != nil || !draining.isEmpty else { return }
-        let commands = takeCommands(drained: true)
+        let commands = takeCommands(drained: true, atKeyframe: false)
         guard !commands.isEmpty else { return }
         let now = latestSourceTime ?? MonotonicClock.now()
         for command in commands {
@@ -453,10 +481,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// The requests to apply now; with `drained` false (samples still
     /// queued), a stop that waits for the queue to drain stays pending.
-    private func takeCommands(drained: Bool = false) -> [Command] {
-        lock.withLock {
-            let taken = drained ? commands : commands.filter { !$0.waitsForDrain }
-            commands = drained ? [] : commands.filter(\.waitsForDrain)
+    /// With `atKeyframe` false while copied video cuts at keyframes,
+    /// requests that begin a file or a stretch (switch, resume) wait for one.
+    private func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
+        let keyframeWait = cutsAtKeyframes && !atKeyframe
+        return lock.withLock {
+            let waits = { (command: Command) in (!drained && command.waitsForDrain) || (keyframeWait && command.beginsAtKeyframe) }
+            let taken = commands.filter { !waits($0) }
+            commands = commands.filter(waits)
             return taken
         }
     }
@@ -465,10 +497,11 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         let input = inputs[index]
         let time = sample.presentationTime
         let isLead = hasVideo ? sample.mediaType == .video : true
+        let keyframe = isKeyframe(sample)
         if latestSourceTime.map({ time > $0 }) ?? true { latestSourceTime = time }
 
         if isLead {
-            for command in takeCommands() { apply(command, at: time) }
+            for command in takeCommands(atKeyframe: keyframe) { apply(command, at: time) }
             if ended { return }
         }
         immediateSwitch = nil
@@ -484,6 +517,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 // The first file starts at the first video frame (or audio
                 // buffer): earlier audio waits and is trimmed to that time.
                 if isLead {
+                    // Frames before a stream's first keyframe cannot be decoded.
+                    if startsAtKeyframe && !keyframe {
+                        file.videoSamplesTaken += 1
+                        lock.withLock { stats.droppedBeforeKeyframe += 1 }
+                        return
+                    }
                     startSession(file, at: time)
                 } else {
                     pendingAudio.append((index, sample))
@@ -561,21 +600,33 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             case .video(let video):
                 if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
                 if let cut = file.cutTime, video.presentationTime >= cut { return }
+                let inSession = countingSession(file).map { session in
+                    video.presentationTime >= session.start && session.end.map({ video.presentationTime < $0 }) ?? true
+                } ?? false
+                if inSession { file.videoSamplesTaken += 1 }
+                // Frames count as the writer puts them into the file: a frame
+                // before a keyframe, or one a decoder holds, is not (yet) there.
+                let before = (written: writerInput.writtenFrameCount, skipped: writerInput.framesSkippedBeforeKeyframe)
+                defer {
+                    let skipped = writerInput.framesSkippedBeforeKeyframe - before.skipped
+                    if skipped > 0 { lock.withLock { stats.droppedBeforeKeyframe += skipped } }
+                }
                 switch video.layout {
                 case .compressed:
                     if writerInput.takesCompressedSamples {
                         try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
                                                          decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
                     } else {
-                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration)
+                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
+                                                       isKeyframe: video.isKeyframe)
                     }
                 case .raw(let pixelFormat, let bytesPerRow):
                     try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
                 }
-                guard let session = countingSession(file), video.presentationTime >= session.start,
-                      session.end.map({ video.presentationTime < $0 }) ?? true else { return }
-                file.videoFrames += 1
+                let written = writerInput.writtenFrameCount - before.written
+                guard inSession, written > 0 else { return }
+                file.videoFrames += written
                 let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
                 if file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
             case .audio(let audio):
@@ -705,10 +756,22 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     private func finish(_ file: RecordingFileWriter) {
         var error: RecordingError?
+        let before = file.videoWriterCounts
         if file.writer.status == .writing {
             do { try file.writer.finishWriting() } catch let failure { error = Self.writeError(failure, path: file.path) }
         } else if let failure = file.writer.error {
             error = Self.writeError(failure, path: file.path)
+        }
+        // Pictures a decoder held until the end are in the file too.
+        let after = file.videoWriterCounts
+        file.videoFrames += max(0, after.written - before.written)
+        if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
+        if error == nil, file.videoFrames == 0, file.videoSamplesTaken > 0 {
+            // Frames were captured for this file and none could be written.
+            let skipped = after.skipped
+            let reason = skipped > 0 ? "no keyframe arrived to start decoding at; \(skipped) frames came before one and were dropped"
+                                     : "the writer could use none of its \(file.videoSamplesTaken) frames"
+            error = .nothingWritten(path: file.path, reason: reason)
         }
         let bytes = RecordingFileWriter.size(of: file.path)
         closedBytes += bytes
@@ -762,8 +825,15 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         if segmentDuration.isNumeric, let start = file.sessionStart {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
             if reach >= segmentEnd {
-                switchFile(from: file, at: segmentEnd, to: nil)
-                return
+                // Copied H.264/HEVC: the next segment starts at a keyframe.
+                if !cutsAtKeyframes {
+                    switchFile(from: file, at: segmentEnd, to: nil)
+                    return
+                }
+                if isKeyframe(sample) {
+                    switchFile(from: file, at: time, to: nil)
+                    return
+                }
             }
         }
         if timedOnly { return }
@@ -792,9 +862,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 return
             }
         }
-        if segmentFileSize > 0, estimate + margin >= segmentFileSize {
+        if segmentFileSize > 0, estimate + margin >= segmentFileSize, !cutsAtKeyframes || isKeyframe(sample) {
             switchFile(from: file, at: time, to: nil)
         }
+    }
+
+    private func isKeyframe(_ sample: SampleBuffer) -> Bool {
+        if case .video(let video) = sample { return video.isKeyframe }
+        return false
     }
 
     /// Bytes available to unprivileged users on the volume holding `path`.

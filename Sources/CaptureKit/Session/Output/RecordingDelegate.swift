@@ -46,13 +46,16 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var videoFrames = 0
     public var audioSamples = 0
     /// Samples lost: by the devices (sequence gaps, overruns), by full
-    /// queues, and refused by the writer (damaged or out of order). Video
-    /// counts frames, audio sample frames.
+    /// queues, refused by the writer (damaged or out of order), and
+    /// compressed frames that came before a keyframe (H.264/HEVC joined
+    /// mid-GOP: nothing could decode them). Video counts frames, audio
+    /// sample frames.
     public var droppedByDevice = 0
     public var droppedByQueue = 0
     public var droppedByWriter = 0
+    public var droppedBeforeKeyframe = 0
     public var files: [String] = []
     public var isPaused = false
 
-    public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter }
+    public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter + droppedBeforeKeyframe }
 }

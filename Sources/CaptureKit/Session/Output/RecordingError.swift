@@ -27,6 +27,9 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     case diskFull(path: String)
     /// Writing failed.
     case writeFailed(path: String, reason: String)
+    /// Samples were captured for the file and none could be written (an
+    /// H.264 camera that never sent a keyframe, every frame damaged).
+    case nothingWritten(path: String, reason: String)
     /// A capture device went away; the file was finalized.
     case deviceLost(String)
     /// Capture failed.
@@ -36,7 +39,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     public var recordingSuccessfullyFinished: Bool {
         switch self {
         case .limitReached, .deviceLost: return true
-        case .cannotCreate, .unsupported, .diskFull, .writeFailed, .capture: return false
+        case .cannotCreate, .unsupported, .diskFull, .writeFailed, .nothingWritten, .capture: return false
         }
     }
 
@@ -47,6 +50,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .unsupported(let reason): return reason
         case .diskFull(let path): return "\(path): the disk is full"
         case .writeFailed(let path, let reason): return "\(path): \(reason)"
+        case .nothingWritten(let path, let reason): return "\(path): no frame could be written: \(reason)"
         case .deviceLost(let device): return "\(device): the device went away during the recording"
         case .capture(let error): return error.description
         }

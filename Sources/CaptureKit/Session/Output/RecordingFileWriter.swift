@@ -24,7 +24,11 @@ final class RecordingFileWriter {
     var cutTime: MediaTime?
     var awaiting: Set<Int> = []
     var cutRequestedAt: Int64 = 0
+    /// Video frames in the file (counted from what its writer inputs wrote)
+    /// and video samples handed to it, in a session: a file that was handed
+    /// frames and wrote none lost them.
     var videoFrames = 0
+    var videoSamplesTaken = 0
     var audioSamples = 0
     var startedReported = false
     /// The largest growth of the estimated size from one video frame (or audio buffer) to the next.
@@ -44,6 +48,16 @@ final class RecordingFileWriter {
         let end = [now, latestEnd].compactMap { $0 }.filter(\.isNumeric).max() ?? start
         let running = end > start ? end - start : .zero
         return closedDuration + running
+    }
+
+    /// What the file's video inputs wrote and skipped (before a keyframe), summed.
+    var videoWriterCounts: (written: Int, skipped: Int) {
+        var written = 0, skipped = 0
+        for case let input? in writerInputs where input.mediaType == .video {
+            written += input.writtenFrameCount
+            skipped += input.framesSkippedBeforeKeyframe
+        }
+        return (written, skipped)
     }
 
     /// The file's size so far, on disk or as the writer estimates it once finalized.

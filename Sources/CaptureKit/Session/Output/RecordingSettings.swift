@@ -61,11 +61,8 @@ public struct RecordingSettings: Sendable, Hashable {
         let settings: OutputSettings
         switch (video, format.layout) {
         case (.passthrough, .compressed(let codecName)):
-            // Matroska writes the track's codec configuration in its header;
-            // a camera's H.264/HEVC brings it only with its first keyframe.
-            if fileType == .matroska, format.codecConfiguration.isEmpty, ["h264", "hevc"].contains(codecName) {
-                throw .unsupported("Matroska needs the \(codecName == "h264" ? "H.264" : "HEVC") parameter sets before the first frame, and this camera sends them with its frames; record to .mp4, .mov or .ts, or encode (--video-codec \(codecName))")
-            }
+            // A camera's H.264/HEVC brings its parameter sets only with its
+            // keyframes: the writer's header waits for the first one.
             settings = .passthrough(.video(codecName: codecName, width: format.width, height: format.height, extradata: format.codecConfiguration))
         case (.passthrough, .raw(let pixelFormat, _)):
             throw .unsupported("--video-codec copy needs a camera that delivers compressed frames (MJPEG, H.264); this one delivers raw \(pixelFormat) frames")
