@@ -37,21 +37,16 @@ struct AccessUnit: Equatable {
     /// Reads the NAL unit headers of `bytes` up to the first slice.
     init(_ bytes: UnsafeRawBufferPointer, codec: Codec) {
         var cursor = Self.nextStartCode(in: bytes, from: 0)
-        while let (start, payload) = cursor {
-            let next = Self.nextStartCode(in: bytes, from: payload)
-            guard payload < bytes.count else { break }
-            let header = bytes[payload]
-            switch Self.kind(header, codec) {
-            case .parameterSet:
-                parameterSetRanges.append(start..<(next?.start ?? bytes.count))
-            case .slice(let randomAccess):
+        while let (start, payload) = cursor, payload < bytes.count {
+            let kind = Self.kind(bytes[payload], codec)
+            if case .slice(let randomAccess) = kind {
+                // The slice's own bytes (most of the frame) are never scanned.
                 hasPicture = true
                 startsRandomAccess = randomAccess
                 return
-            case .other:
-                break
             }
-            cursor = next
+            cursor = Self.nextStartCode(in: bytes, from: payload)
+            if case .parameterSet = kind { parameterSetRanges.append(start..<(cursor?.start ?? bytes.count)) }
         }
     }
 

@@ -773,6 +773,11 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                                      : "the writer could use none of its \(file.videoSamplesTaken) frames"
             error = .nothingWritten(path: file.path, reason: reason)
         }
+        if case .nothingWritten? = error, access(file.path, F_OK) != 0 {
+            // The writer removed a file with nothing decodable in it.
+            file.videoFrames = 0
+            file.audioSamples = 0
+        }
         let bytes = RecordingFileWriter.size(of: file.path)
         closedBytes += bytes
         let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
