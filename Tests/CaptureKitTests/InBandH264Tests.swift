@@ -13,21 +13,27 @@ import Testing
     /// The access units of a 45-frame 160x120 H.264 stream at 30 fps with a
     /// keyframe every 15 frames (parameter sets with each), as libx264 writes
     /// a raw stream; made once.
-    static let accessUnits: [[UInt8]] = {
+    static let accessUnits = makeAccessUnits(codec: "h264")
+    /// The same as HEVC, from libx265 with its parameter sets (VPS, SPS, PPS) repeated at each IDR.
+    static let hevcAccessUnits = makeAccessUnits(codec: "hevc")
+
+    static func makeAccessUnits(codec: String) -> [[UInt8]] {
         guard let scratch = try? WriterScratchDirectory() else { return [] }
-        let path = scratch.file("camera.h264")
+        let path = scratch.file("camera.\(codec)")
+        let encoder = codec == "h264"
+            ? ["-c:v", "libx264", "-preset", "ultrafast", "-g", "\(gop)", "-bf", "0"]
+            : ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "keyint=\(gop):min-keyint=\(gop):bframes=0:repeat-headers=1:open-gop=0:log-level=error"]
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         ffmpeg.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
-                            "-frames:v", "\(frameCount)", "-c:v", "libx264", "-preset", "ultrafast", "-g", "\(gop)", "-bf", "0",
-                            "-pix_fmt", "yuv420p", "-f", "h264", path]
+                            "-frames:v", "\(frameCount)"] + encoder + ["-pix_fmt", "yuv420p", "-f", codec, path]
         guard (try? ffmpeg.run()) != nil else { return [] }
         ffmpeg.waitUntilExit()
         guard ffmpeg.terminationStatus == 0, let reader = try? CompressedSampleReader(path: path, mediaType: .video) else { return [] }
         var units: [[UInt8]] = []
         while let sample = try? reader.next() { units.append(sample.data) }
         return units
-    }()
+    }
 
     /// A camera that sends `units` as a V4L2 H.264 camera does (no keyframe
     /// flags: the capture layer reads them from the bitstream), one every
@@ -42,26 +48,29 @@ import Testing
         let droppedByDevice = 0
         let units: [[UInt8]]
         let separateParameterSets: Bool
+        let codec: AccessUnit.Codec
+        var codecName: String { codec == .h264 ? "h264" : "hevc" }
         var videoFormat: CaptureVideoFormat? {
-            CaptureVideoFormat(layout: .compressed(codecName: "h264"), width: 160, height: 120,
-                               frameDuration: MediaTime(value: 1, timescale: 30), fourcc: "H264")
+            CaptureVideoFormat(layout: .compressed(codecName: codecName), width: 160, height: 120,
+                               frameDuration: MediaTime(value: 1, timescale: 30), fourcc: codec == .h264 ? "H264" : "HEVC")
         }
 
-        init(units: [[UInt8]], separateParameterSets: Bool = false) {
+        init(units: [[UInt8]], separateParameterSets: Bool = false, codec: AccessUnit.Codec = .h264) {
             self.units = units
             self.separateParameterSets = separateParameterSets
+            self.codec = codec
         }
 
         func open() throws(CaptureError) {}
         func close() {}
 
         func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
-            var conditioner = InBandParameterSets(codec: .h264)
+            var conditioner = InBandParameterSets(codec: codec)
             let start = MonotonicClock.nowNanoseconds()
             for (number, unit) in units.enumerated() {
                 var buffers = [unit]
                 if separateParameterSets {
-                    let summary = unit.withUnsafeBytes { AccessUnit($0, codec: .h264) }
+                    let summary = unit.withUnsafeBytes { AccessUnit($0, codec: codec) }
                     if let last = summary.parameterSetRanges.last {
                         buffers = [Array(unit[..<last.upperBound]), Array(unit[last.upperBound...])]
                     }
@@ -70,7 +79,7 @@ import Testing
                     let storage = bytes.withUnsafeBytes { SampleStorage(copying: $0) }
                     guard let (delivered, isKeyframe) = conditioner.deliverable(storage) else { continue }
                     deliver(.video(VideoSampleBuffer(
-                        storage: delivered, layout: .compressed(codecName: "h264"), width: 160, height: 120,
+                        storage: delivered, layout: .compressed(codecName: codecName), width: 160, height: 120,
                         presentationTime: MediaTime(value: start + Int64(number) * 33_333_333, timescale: MonotonicClock.timescale),
                         duration: MediaTime(value: 1, timescale: 30), sequence: UInt64(number), isKeyframe: isKeyframe)))
                 }
@@ -225,6 +234,31 @@ import Testing
         #expect(written.count == file.videoFrames)
         #expect(written.firstIsKey)
         #expect(try FFprobe.frames(path).count == 30)
+        #expect(try decodesCleanly(path))
+    }
+
+    /// HEVC copied the same way, its VPS, SPS and PPS in band: every movie
+    /// container, joined mid-GOP, starting at the IRAP picture.
+    @Test(arguments: ["mp4", "mov", "ts", "mkv"])
+    func hevcCopyJoinedMidGOPStartsAtTheKeyframe(container: String) throws {
+        let units = Self.hevcAccessUnits
+        try #require(units.count == Self.frameCount)
+        let keyframes = units.enumerated().filter { $0.element.withUnsafeBytes { AccessUnit($0, codec: .hevc).startsRandomAccess } }.map(\.offset)
+        #expect(keyframes == [0, 15, 30])
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("copy.\(container)")
+        let output = MovieFileOutput()
+        output.settings.video = .passthrough
+        let camera = AnnexBCamera(units: Array(units[5...]), separateParameterSets: true, codec: .hevc)
+        let recorder = try record(camera, to: output) { output.startRecording(to: path, recordingDelegate: $0) }
+
+        #expect(recorder.error == nil)
+        let file = try #require(recorder.files.first?.file)
+        #expect(file.videoFrames == 30)
+        #expect(output.statistics.droppedBeforeKeyframe == 10)
+        let written = try packets(path)
+        #expect(written.count == 30)
+        #expect(written.firstIsKey)
         #expect(try decodesCleanly(path))
     }
 
