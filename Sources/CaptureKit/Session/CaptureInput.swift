@@ -10,6 +10,17 @@ public final class CaptureInput: @unchecked Sendable {
         self.source = source
     }
 
+    /// Whether the session takes the camera's configuration lock while it
+    /// runs (as `lockForConfiguration()` would: an advisory lock, and V4L2's
+    /// record priority on the capture handle), so that no other program
+    /// changes its format or controls meanwhile. On by default; it applies
+    /// to V4L2 cameras. Set before the session starts.
+    public var locksConfiguration: Bool {
+        get { lock.withLock { locking } }
+        set { lock.withLock { locking = newValue } }
+    }
+    private var locking = true
+
     public var mediaType: MediaType { source.mediaType }
 
     /// Opens the source (settling its format) unless that was done already.

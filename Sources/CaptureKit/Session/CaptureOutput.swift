@@ -5,8 +5,13 @@
 open class CaptureOutput: @unchecked Sendable {
     public init() {}
 
-    /// The session is about to start running with these (opened) inputs.
+    /// The session is about to start running with these (opened) inputs, or
+    /// this output was added to a session that runs with them.
     open func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {}
+
+    /// Inputs were added to or removed from the running session: these are
+    /// its inputs now.
+    open func sessionDidChangeInputs(_ inputs: [CaptureInput]) {}
 
     /// One sample from `input`, on that input's capture thread.
     open func capture(_ sample: SampleBuffer, from input: CaptureInput) {}

@@ -1,36 +1,186 @@
 /// Coordinates capture from inputs to outputs, like AVCaptureSession: add
-/// inputs and outputs, `startRunning()`, later `stopRunning()`. Each input's
-/// capture loop runs on a thread of its own, blocking in poll(); samples go
-/// to every output as they are captured, stamped on CLOCK_MONOTONIC.
+/// inputs and outputs, `startRunning()`, later `stopRunning()`. Inputs and
+/// outputs may be added and removed while it runs (between
+/// `beginConfiguration()` and `commitConfiguration()` to change several at
+/// once), and outputs start and stop recording while the devices stay open.
+///
+/// Each input's capture loop runs on a thread of its own, blocking in
+/// poll(); samples go to every output as they are captured, stamped on
+/// CLOCK_MONOTONIC. The session owns the devices' life: it opens them when
+/// it starts (taking the configuration lock of each camera whose input asks
+/// for it), closes them when it stops, and tells outputs and observers when
+/// one ends by itself (a file played to its end, a device that went away).
 public final class CaptureSession: @unchecked Sendable {
-    public private(set) var inputs: [CaptureInput] = []
-    public private(set) var outputs: [CaptureOutput] = []
+    // @unchecked: every stored property is guarded by `lock`; capture
+    // threads read the outputs through `outputsSnapshot()`.
 
-    /// Told (on a capture thread) when an input's loop ends by itself: the
-    /// end of a file, a device that went away, a failure.
-    public var inputDidEnd: (@Sendable (CaptureInput, CaptureEnd) -> Void)?
+    /// What observers hear, like AVCaptureSession's notifications.
+    public enum Notification: Sendable {
+        /// An input's capture loop ended by itself, with how it ended.
+        case inputDidEnd(CaptureInput, CaptureEnd)
+        /// A device went away while the session ran (AVCaptureDeviceWasDisconnected).
+        case deviceWasDisconnected(String)
+        /// Capture failed on an input (AVCaptureSessionRuntimeError).
+        case runtimeError(CaptureError)
+        case didStartRunning
+        case didStopRunning
+    }
 
     private let lock = WriterLock()
+    private var inputList: [CaptureInput] = []
+    private var outputList: [CaptureOutput] = []
     private var running = false
-    private var threads: [CaptureThread] = []
-    private var stopSignals: [CaptureStopSignal] = []
+    private var configuring = 0
+    /// Changes made inside `beginConfiguration()`, applied at the commit.
+    private var pendingInputs: (added: [CaptureInput], removed: [CaptureInput]) = ([], [])
+    private var pendingOutputs: (added: [CaptureOutput], removed: [CaptureOutput]) = ([], [])
+    private var loops: [ObjectIdentifier: CaptureLoop] = [:]
+    private var locks: [ObjectIdentifier: ConfigurationLock] = [:]
+    private var observers: [Int: @Sendable (Notification) -> Void] = [:]
+    private var nextObserver = 0
+
+    /// One input's capture thread and the signal that stops it.
+    private struct CaptureLoop {
+        let thread: CaptureThread
+        let stop: CaptureStopSignal
+    }
 
     public init() {}
 
+    public var inputs: [CaptureInput] { lock.withLock { inputList } }
+    public var outputs: [CaptureOutput] { lock.withLock { outputList } }
     public var isRunning: Bool { lock.withLock { running } }
 
-    /// Whether an input can be added now (not while running, not twice).
+    /// Told (on a capture thread) when an input's loop ends by itself: the
+    /// end of a file, a device that went away, a failure. (Also heard by
+    /// observers as `.inputDidEnd`.)
+    public var inputDidEnd: (@Sendable (CaptureInput, CaptureEnd) -> Void)? {
+        get { lock.withLock { inputEndHandler } }
+        set { lock.withLock { inputEndHandler = newValue } }
+    }
+    private var inputEndHandler: (@Sendable (CaptureInput, CaptureEnd) -> Void)?
+
+    /// Registers `observer` for the session's notifications (heard on the
+    /// thread where they happen); returns a token for `removeObserver`.
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (Notification) -> Void) -> Int {
+        lock.withLock {
+            nextObserver += 1
+            observers[nextObserver] = observer
+            return nextObserver
+        }
+    }
+
+    public func removeObserver(_ token: Int) {
+        lock.withLock { _ = observers.removeValue(forKey: token) }
+    }
+
+    private func notify(_ notification: Notification) {
+        for observer in lock.withLock({ Array(observers.values) }) { observer(notification) }
+    }
+
+    // MARK: Configuration
+
+    /// Starts a batch of changes: inputs and outputs added or removed until
+    /// `commitConfiguration()` take effect together then.
+    public func beginConfiguration() {
+        lock.withLock { configuring += 1 }
+    }
+
+    /// Applies the changes made since `beginConfiguration()`. While running,
+    /// added inputs are opened and start capturing (an input that cannot be
+    /// opened is not added, and observers hear the error), removed ones stop.
+    public func commitConfiguration() {
+        let changes = lock.withLock { () -> (inputs: ([CaptureInput], [CaptureInput]), outputs: ([CaptureOutput], [CaptureOutput]))? in
+            guard configuring > 0 else { return nil }
+            configuring -= 1
+            guard configuring == 0 else { return nil }
+            defer { pendingInputs = ([], []); pendingOutputs = ([], []) }
+            return ((pendingInputs.added, pendingInputs.removed), (pendingOutputs.added, pendingOutputs.removed))
+        }
+        guard let changes else { return }
+        apply(inputs: changes.inputs, outputs: changes.outputs)
+    }
+
+    /// Whether `input` can be added: not already in the session.
     public func canAddInput(_ input: CaptureInput) -> Bool {
-        lock.withLock { !running && !inputs.contains { $0 === input } }
+        lock.withLock { !inputList.contains { $0 === input } && !pendingInputs.added.contains { $0 === input } }
     }
 
     public func addInput(_ input: CaptureInput) {
-        lock.withLock { if !running && !inputs.contains(where: { $0 === input }) { inputs.append(input) } }
+        guard canAddInput(input) else { return }
+        change { $0.pendingInputs.added.append(input) }
     }
 
-    public func addOutput(_ output: CaptureOutput) {
-        lock.withLock { if !running && !outputs.contains(where: { $0 === output }) { outputs.append(output) } }
+    public func removeInput(_ input: CaptureInput) {
+        change { $0.pendingInputs.removed.append(input) }
     }
+
+    /// Whether `output` can be added: not already in the session.
+    public func canAddOutput(_ output: CaptureOutput) -> Bool {
+        lock.withLock { !outputList.contains { $0 === output } && !pendingOutputs.added.contains { $0 === output } }
+    }
+
+    /// Adds an output; on a running session it starts receiving samples at
+    /// once (a file output then records when asked to).
+    public func addOutput(_ output: CaptureOutput) {
+        guard canAddOutput(output) else { return }
+        change { $0.pendingOutputs.added.append(output) }
+    }
+
+    /// Removes an output; a recording it has under way is finished.
+    public func removeOutput(_ output: CaptureOutput) {
+        change { $0.pendingOutputs.removed.append(output) }
+    }
+
+    /// Records a change, and applies it now unless a configuration batch is open.
+    private func change(_ body: (CaptureSession) -> Void) {
+        lock.withLock { configuring += 1 }
+        lock.withLock { body(self) }
+        commitConfiguration()
+    }
+
+    private func apply(inputs: ([CaptureInput], [CaptureInput]), outputs: ([CaptureOutput], [CaptureOutput])) {
+        let (addedInputs, removedInputs) = inputs
+        let (addedOutputs, removedOutputs) = outputs
+        let isRunning = lock.withLock { () -> Bool in
+            inputList.removeAll { input in removedInputs.contains { $0 === input } }
+            outputList.removeAll { output in removedOutputs.contains { $0 === output } }
+            if !running {
+                inputList += addedInputs
+                outputList += addedOutputs
+            }
+            return running
+        }
+        guard isRunning else { return }
+        for input in removedInputs { stopLoop(of: input) }
+        var opened: [CaptureInput] = []
+        for input in addedInputs {
+            do throws(CaptureError) {
+                try open(input)
+                opened.append(input)
+            } catch {
+                notify(.runtimeError(error))
+            }
+        }
+        let current = lock.withLock { () -> [CaptureInput] in
+            inputList += opened
+            return inputList
+        }
+        if !addedInputs.isEmpty || !removedInputs.isEmpty {
+            for output in lock.withLock({ outputList }) { output.sessionDidChangeInputs(current) }
+        }
+        for output in removedOutputs { output.sessionDidStopRunning() }
+        for output in addedOutputs {
+            // A recording it was asked for before begins now; if its first
+            // file cannot be created, its delegate has heard why.
+            try? output.sessionWillStartRunning(inputs: current)
+            lock.withLock { outputList.append(output) }
+        }
+        for input in opened { startLoop(of: input) }
+    }
+
+    // MARK: Running
 
     /// Whether `device` can deliver video for `preset`: a size the preset
     /// needs among the device's real formats.
@@ -39,50 +189,104 @@ public final class CaptureSession: @unchecked Sendable {
         return VideoFormatSelection.supports(preset: preset, in: formats)
     }
 
-    /// Opens every input, tells the outputs, and starts a capture thread per
-    /// input. Throws the first input's error, with nothing left running.
+    /// Opens every input (taking the cameras' configuration locks), tells
+    /// the outputs, and starts a capture thread per input. Throws the first
+    /// error, with nothing left open or running.
     public func startRunning() throws(CaptureError) {
-        let (inputs, outputs) = lock.withLock { (self.inputs, self.outputs) }
+        let (inputs, outputs) = lock.withLock { (inputList, outputList) }
         guard !isRunning else { return }
+        var told: [CaptureOutput] = []
         do {
-            for input in inputs { try input.open() }
-            for output in outputs { try output.sessionWillStartRunning(inputs: inputs) }
+            for input in inputs { try open(input) }
+            for output in outputs {
+                try output.sessionWillStartRunning(inputs: inputs)
+                told.append(output)
+            }
         } catch {
-            for input in inputs { input.close() }
+            for output in told { output.sessionDidStopRunning() }
+            for input in inputs { close(input) }
             throw error
         }
-        lock.withLock {
-            running = true
-            for (index, input) in inputs.enumerated() {
-                let stop = CaptureStopSignal()
-                stopSignals.append(stop)
-                let name = "capture-\(input.mediaType.rawValue.prefix(1))\(index)"
-                threads.append(CaptureThread(name: name) { [weak self] in
-                    let end = input.source.run(stop: stop) { sample in
-                        for output in outputs { output.capture(sample, from: input) }
-                    }
-                    if end != .stopped {
-                        for output in outputs { output.input(input, didEnd: end) }
-                        self?.inputDidEnd?(input, end)
-                    }
-                })
-            }
-        }
+        lock.withLock { running = true }
+        for input in inputs { startLoop(of: input) }
+        notify(.didStartRunning)
     }
 
     /// Stops every capture loop, waits for them to end, closes the inputs
-    /// and tells the outputs (which then finish what they hold).
+    /// (releasing their configuration locks) and tells the outputs (which
+    /// then finish what they hold).
     public func stopRunning() {
-        let (threads, signals, outputs, inputs) = lock.withLock { () -> ([CaptureThread], [CaptureStopSignal], [CaptureOutput], [CaptureInput]) in
-            guard running else { return ([], [], [], []) }
-            running = false
-            defer { self.threads = []; stopSignals = [] }
-            return (self.threads, stopSignals, self.outputs, self.inputs)
+        let (wasRunning, inputs, outputs) = lock.withLock { () -> (Bool, [CaptureInput], [CaptureOutput]) in
+            defer { running = false }
+            return (running, inputList, outputList)
         }
-        guard !threads.isEmpty || !outputs.isEmpty else { return }
-        for signal in signals { signal.raise() }
-        for thread in threads { thread.join() }
-        for input in inputs { input.close() }
+        guard wasRunning else { return }
+        for input in inputs { stopLoop(of: input) }
         for output in outputs { output.sessionDidStopRunning() }
+        notify(.didStopRunning)
+    }
+
+    /// Opens an input, with its camera's configuration lock when it asks for it.
+    private func open(_ input: CaptureInput) throws(CaptureError) {
+        if input.locksConfiguration, let camera = input.source as? V4L2CaptureSource {
+            do {
+                let held = try ConfigurationLock.acquireAdvisory(devicePath: camera.path)
+                lock.withLock { locks[ObjectIdentifier(input)] = held }
+            } catch .locked(_, let holder) {
+                throw .configurationLocked(camera.path, holder: holder)
+            } catch {
+                throw .device(.busy(camera.path, reason: error.description))
+            }
+            // The driver's half of the lock: record priority on the capture handle.
+            camera.holdsRecordPriority = true
+        }
+        do {
+            try input.open()
+        } catch {
+            close(input)
+            throw error
+        }
+    }
+
+    private func close(_ input: CaptureInput) {
+        input.close()
+        lock.withLock { locks.removeValue(forKey: ObjectIdentifier(input)) }?.release()
+    }
+
+    private func startLoop(of input: CaptureInput) {
+        let stop = CaptureStopSignal()
+        let index = lock.withLock { inputList.firstIndex { $0 === input } ?? inputList.count }
+        let name = "capture-\(input.mediaType.rawValue.prefix(1))\(index)"
+        let thread = CaptureThread(name: name) { [weak self] in
+            guard let self else { return }
+            let end = input.source.run(stop: stop) { sample in
+                for output in self.outputsSnapshot() { output.capture(sample, from: input) }
+            }
+            if end != .stopped { self.inputEnded(input, end) }
+        }
+        lock.withLock { loops[ObjectIdentifier(input)] = CaptureLoop(thread: thread, stop: stop) }
+    }
+
+    private func stopLoop(of input: CaptureInput) {
+        guard let loop = lock.withLock({ loops.removeValue(forKey: ObjectIdentifier(input)) }) else { return }
+        loop.stop.raise()
+        loop.thread.join()
+        close(input)
+    }
+
+    /// The outputs samples go to now (read for every sample, on the capture threads).
+    private func outputsSnapshot() -> [CaptureOutput] { lock.withLock { outputList } }
+
+    /// An input's loop ended by itself: every output hears it (a file output
+    /// finishes its recording with the reason), then the observers.
+    private func inputEnded(_ input: CaptureInput, _ end: CaptureEnd) {
+        for output in outputsSnapshot() { output.input(input, didEnd: end) }
+        lock.withLock { inputEndHandler }?(input, end)
+        notify(.inputDidEnd(input, end))
+        switch end {
+        case .deviceLost(let device): notify(.deviceWasDisconnected(device))
+        case .failed(let error): notify(.runtimeError(error))
+        case .endOfInput, .stopped: break
+        }
     }
 }

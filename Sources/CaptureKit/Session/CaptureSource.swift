@@ -153,6 +153,8 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceLost(String)
     /// Decoding or reading a source file failed.
     case source(String, reason: String)
+    /// Another process holds the camera's configuration lock.
+    case configurationLocked(String, holder: ConfigurationLockHolder)
 
     public var description: String {
         switch self {
@@ -161,6 +163,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case .io(let device, let error): return "\(device): \(error)"
         case .deviceLost(let device): return "\(device): the device went away"
         case .source(let device, let reason): return "\(device): \(reason)"
+        case .configurationLocked(let device, let holder): return "\(device): locked for configuration by \(holder)"
         }
     }
 }

@@ -65,7 +65,6 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     private var endReason: RecordingStopReason = .stopped
     private var endError: RecordingError?
     private var interrupts = 0
-    private var deviceLost: String?
 
     init(request: RecordRequest) {
         self.request = request
@@ -77,11 +76,9 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         do { template = try FileNameTemplate(request.output) } catch { throw CommandFailure(error.description, status: .usage) }
         try checkOutputs(template)
 
-        // Devices: resolved, opened and their formats settled before any file exists.
+        // Devices: resolved before any file exists; the session opens them.
         let discovery = DeviceDiscovery()
         var inputs: [CaptureInput] = []
-        var locks: [ConfigurationLock] = []
-        defer { for lock in locks { lock.release() } }
         do throws(CaptureError) {
             if let video = request.video {
                 inputs.append(CaptureInput(source: try CaptureSourceFactory.videoSource(video, request: request.videoRequest,
@@ -92,24 +89,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
                                                                                          realtime: request.realtime, discovery: discovery)))
             }
             // The configuration lock, as AVCaptureDevice's lockForConfiguration:
-            // the advisory lock here, the V4L2 priority on the capture handle.
-            for input in inputs {
-                guard request.holdsConfigurationLock, let camera = input.source as? V4L2CaptureSource else { continue }
-                do {
-                    locks.append(try ConfigurationLock.acquireAdvisory(devicePath: camera.path))
-                } catch .locked(_, let holder) {
-                    throw CaptureError.device(.busy(camera.path, reason: "locked for configuration by \(holder); try again when it ends, or record with --no-lock"))
-                } catch {
-                    throw CaptureError.device(.busy(camera.path, reason: error.description))
-                }
-                camera.holdsRecordPriority = true
-            }
-            for input in inputs { try input.open() }
+            // taken by the session while it runs, unless --no-lock.
+            for input in inputs { input.locksConfiguration = request.holdsConfigurationLock }
         } catch {
-            for input in inputs { input.source.close() }
             throw CommandFailure(error)
         }
-
 
         let fileType = FileType(path: request.output)
         let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
@@ -131,30 +115,6 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             output.startRecording(to: request.output, recordingDelegate: self)
         }
 
-        let session = CaptureSession()
-        for input in inputs { session.addInput(input) }
-        session.addOutput(output)
-        session.inputDidEnd = { [weak self, weak output] input, end in
-            guard let self, let output else { return }
-            switch end {
-            case .deviceLost(let device):
-                self.lock.withLock { self.deviceLost = device }
-                output.stopRecordingAfterQueuedSamples(reason: .deviceDisconnected, error: .deviceLost(device))
-            case .endOfInput:
-                output.stopRecordingAfterQueuedSamples(reason: .endOfInput, error: nil)
-            case .failed(let error):
-                output.stopRecordingAfterQueuedSamples(reason: .error, error: .capture(error))
-            case .stopped:
-                break
-            }
-        }
-        do throws(RecordingError) {
-            try output.prepare(inputs: inputs)
-        } catch {
-            for input in inputs { input.source.close() }
-            throw CommandFailure(error)
-        }
-
         let signals = try SignalEvents([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]) { [weak self, weak output] signal in
             guard let self, let output else { return }
             switch signal {
@@ -174,11 +134,16 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         }
         _ = signals
 
+        // The session opens the devices and settles their formats; the
+        // recording asked for above begins with it (its first file is created
+        // then, so that nothing captured is missed), or fails it.
+        let session = CaptureSession()
+        for input in inputs { session.addInput(input) }
+        session.addOutput(output)
         do {
             try session.startRunning()
         } catch {
-            output.stopRecording(reason: .error, error: .capture(error))
-            output.sessionDidStopRunning()
+            if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
             throw CommandFailure(error)
         }
         reporter.started(files: [output.outputFilePath ?? request.output], inputs: inputs, limits: limits)
@@ -272,6 +237,8 @@ extension CommandFailure {
         case .io: self.init(error.description, status: .ioError)
         case .deviceLost: self.init(error.description, status: .unavailable)
         case .source: self.init(error.description, status: .dataError)
+        case .configurationLocked(let device, let holder):
+            self.init("\(device): locked for configuration by \(holder); try again when it ends, or record with --no-lock", status: .unavailable)
         }
     }
 

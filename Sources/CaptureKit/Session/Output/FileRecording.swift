@@ -1,0 +1,904 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One recording of a `CaptureFileOutput`, from `startRecording` to its
+/// end: the files it writes (switching without losing a sample, segments,
+/// pauses), its limits, its statistics, and the writing thread that does
+/// the work. The output makes one for each recording and hands it the
+/// session's samples.
+///
+/// Samples reach it on the capture threads and are queued (a full queue
+/// drops and counts); its writing thread encodes and writes them, so
+/// capture never waits on an encoder. Requests (stop, pause, resume,
+/// switch) take effect at the next video frame (the next audio buffer when
+/// there is no video), so a cut always falls between frames and audio is
+/// split at exactly that time.
+///
+/// Threads: requests, statistics and delegate come and go under `lock`;
+/// everything marked "writing thread only" is touched by that thread alone
+/// once `begin(inputs:)` has started it.
+final class FileRecording: @unchecked Sendable {
+    // MARK: Configuration, fixed when the recording starts
+
+    /// How the files are named.
+    enum Destination {
+        case path(String)
+        case template(FileNameTemplate)
+    }
+
+    private weak var output: CaptureFileOutput?
+    private let template: FileNameTemplate?
+    private let settings: RecordingSettings
+    private let maxRecordedDuration: MediaTime
+    private let maxRecordedFileSize: Int64
+    private let minFreeDiskSpaceLimit: Int64
+    private let segmentDuration: MediaTime
+    private let segmentFileSize: Int64
+    private let overwritesExistingFiles: Bool
+    private let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
+    private let queueCapacity: Int
+    private let recordedMediaTypes: Set<MediaType>
+
+    init(output: CaptureFileOutput, destination: Destination, delegate: (any CaptureFileOutputRecordingDelegate)?) {
+        self.output = output
+        switch destination {
+        case .path(let path):
+            template = nil
+            literalPaths = [path]
+        case .template(let named):
+            template = named
+        }
+        strongDelegate = delegate
+        settings = output.settings
+        maxRecordedDuration = output.maxRecordedDuration
+        maxRecordedFileSize = output.maxRecordedFileSize
+        minFreeDiskSpaceLimit = output.minFreeDiskSpaceLimit
+        segmentDuration = output.segmentDuration
+        segmentFileSize = output.segmentFileSize
+        overwritesExistingFiles = output.overwritesExistingFiles
+        sampleHandler = output.sampleHandler
+        queueCapacity = output.queueCapacity
+        recordedMediaTypes = output.recordedMediaTypes
+    }
+
+    // MARK: Requests (any thread)
+
+    /// Switches to `path` (nil: the next file the template names) at the
+    /// next video frame; from the sample handler, before the sample it handles.
+    func requestSwitch(to path: String?) {
+        let fromWritingThread = lock.withLock { writingThreadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if fromWritingThread {
+            immediateSwitch = .some(path)
+        } else {
+            lock.withLock { commands.append(.switchFile(path)) }
+        }
+    }
+
+    func stop(reason: RecordingStopReason, error: RecordingError?) {
+        lock.withLock { commands.append(.stop(reason, error)) }
+    }
+
+    func pause() { lock.withLock { commands.append(.pause) } }
+    func resume() { lock.withLock { commands.append(.resume) } }
+
+    /// Whether the recording has ended (its delegate heard it, or is hearing it now).
+    var isOver: Bool { lock.withLock { over } }
+    private var over = false
+
+    var isPaused: Bool { lock.withLock { stats.isPaused } }
+    var outputFilePath: String? { lock.withLock { currentPath } }
+
+    /// Totals so far.
+    var statistics: RecordingStatistics {
+        var snapshot = lock.withLock { stats }
+        snapshot.droppedByQueue = queue?.refusedCount ?? 0
+        snapshot.droppedByDevice = inputs.reduce(0) { $0 + $1.source.droppedByDevice }
+        return snapshot
+    }
+
+    /// Ends a recording that never began (its first file could not be
+    /// created, or it was stopped before the session ran): the delegate
+    /// hears why.
+    func endBeforeBeginning(_ error: RecordingError?, reason: RecordingStopReason = .error) {
+        guard !hasBegun else { return }
+        ended = true
+        endRecordingReported(reason: reason, error: error)
+    }
+
+    /// The session stopped: no more samples come; what is open is finished.
+    func sessionDidStop() {
+        queue?.close()
+        thread?.join()
+    }
+
+    /// Waits until the writing thread has finished every file.
+    func waitUntilFinished() {
+        thread?.join()
+    }
+
+    // MARK: State
+
+    /// Guards the requests, the statistics and what other threads ask for.
+    private let lock = WriterLock()
+    private var literalPaths: [String] = []
+    private var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
+    private var commands: [Command] = []
+    private var stats = RecordingStatistics()
+    private var ended = false
+    private var currentPath: String?
+    /// The writing thread, once it runs (asked from other threads: under `lock`).
+    private var writingThreadID: pthread_t?
+
+    // Writing thread only.
+    private var inputs: [CaptureInput] = []
+    /// For each input, how many of its samples may gather before the writing thread is woken.
+    private var samplesPerWakeup: [Int] = []
+    private var queue: BoundedQueue<(Int, SampleBuffer)>?
+    private var thread: CaptureThread?
+    private var current: RecordingFileWriter?
+    private var draining: [RecordingFileWriter] = []
+    private var fileCount = 0
+    private var closedVideoFrames = 0
+    private var closedAudioSamples = 0
+    private var closedDuration = MediaTime.zero
+    private var closedBytes: Int64 = 0
+    private var pendingAudio: [(Int, SampleBuffer)] = []
+    private var endedInputs: Set<Int> = []
+    private var lastFreeSpaceCheck: Int64 = 0
+    private var lastFreeSpace: Int64?
+    private var writtenAtFreeSpaceCheck: Int64 = 0
+    private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
+    private var paused = false
+    private var sessionStopped = false
+    private var latestSourceTime: MediaTime?
+    private var immediateSwitch: String??
+
+    private enum Command {
+        case switchFile(String?)
+        case pause, resume
+        case stop(RecordingStopReason, RecordingError?)
+        case stopWhenDrained(RecordingStopReason, RecordingError?)
+
+        var waitsForDrain: Bool {
+            if case .stopWhenDrained = self { return true }
+            return false
+        }
+
+        /// Whether it begins a file or a stretch of one.
+        var beginsAtKeyframe: Bool {
+            switch self {
+            case .switchFile, .resume: return true
+            case .pause, .stop, .stopWhenDrained: return false
+            }
+        }
+    }
+
+    // MARK: Beginning
+
+    /// Whether `begin(inputs:)` has run.
+    var hasBegun: Bool { thread != nil || ended }
+
+    /// Checks that every input can be written to the files with the
+    /// settings (codec allowed in the container …), creates the first file,
+    /// and starts the writing thread. Called with the session's opened inputs.
+    func begin(inputs allInputs: [CaptureInput]) throws(RecordingError) {
+        guard thread == nil, current == nil else { return }
+        inputs = allInputs
+        samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
+        let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
+        hasVideo = accepted.contains { $0.mediaType == .video }
+        guard !accepted.isEmpty else {
+            throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
+        }
+        let file = try openFile(number: 1)
+        settleKeyframeRules(file)
+        current = file
+        queue = BoundedQueue(capacity: queueCapacity)
+        thread = CaptureThread(name: "writer") { [self] in
+            lock.withLock { writingThreadID = pthread_self() }
+            writingLoop()
+        }
+    }
+
+    /// The path of file `number`.
+    private func path(number: Int) -> String {
+        lock.withLock {
+            if let template {
+                return template.hasCounter ? template.path(number: number) : FileNameTemplate.numbered(template.path(number: number), number: number)
+            }
+            if number <= literalPaths.count { return literalPaths[number - 1] }
+            return FileNameTemplate.numbered(literalPaths.first ?? "recording.mp4", number: number)
+        }
+    }
+
+    /// Creates file `number` (or the given path) and starts its writer.
+    private func openFile(number: Int, path explicitPath: String? = nil) throws(RecordingError) -> RecordingFileWriter {
+        let path = explicitPath ?? self.path(number: number)
+        guard let fileType = settings.fileType ?? FileType(path: path) else {
+            throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+        }
+        var writerInputs: [AssetWriterInput?] = []
+        var audioInputs: [AssetWriterInput] = []
+        for input in inputs {
+            guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
+            let outputSettings: OutputSettings
+            switch input.mediaType {
+            case .video:
+                guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
+                outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
+            case .audio:
+                guard let format = input.source.audioFormat else { throw .unsupported("\(input.source.path): no audio format") }
+                outputSettings = try settings.outputSettings(forAudio: format, fileType: fileType)
+            }
+            let writerInput = AssetWriterInput(outputSettings: outputSettings)
+            writerInput.expectsMediaDataInRealTime = settings.realTime
+            // A camera's compressed frames recorded with an encoder are decoded first.
+            if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
+                do throws(WriterError) {
+                    try writerInput.setUpDecoding(codecName: codecName, configuration: format.codecConfiguration)
+                } catch {
+                    throw .unsupported("\(input.source.path): \(error)")
+                }
+            }
+            writerInputs.append(writerInput)
+            if input.mediaType == .audio { audioInputs.append(writerInput) }
+        }
+        if overwritesExistingFiles { removeExisting(path) }
+        let writer: AssetWriter
+        do {
+            writer = try AssetWriter(outputPath: path, fileType: fileType)
+        } catch {
+            throw Self.creationError(error, path: path)
+        }
+        writer.movieFragmentInterval = settings.fragmentInterval
+        writer.shouldOptimizeForNetworkUse = settings.optimizeForNetworkUse
+        var metadata = settings.metadata
+        if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
+        writer.metadata = metadata
+        do throws(WriterError) {
+            for case let writerInput? in writerInputs {
+                guard writer.canAdd(writerInput) else {
+                    throw .invalidSettings(writer.reasonInputCannotBeAdded(writerInput) ?? "the track cannot be added")
+                }
+                try writer.add(writerInput)
+            }
+            if settings.audioTracksAreAlternates, audioInputs.count > 1 {
+                let group = AssetWriterInputGroup(inputs: audioInputs, defaultInput: audioInputs[0])
+                guard writer.canAdd(group) else {
+                    throw .invalidSettings("a \(fileType.displayName) file cannot mark audio tracks as alternates")
+                }
+                try writer.add(group)
+            }
+            try writer.startWriting()
+        } catch {
+            writer.cancelWriting()
+            switch error {
+            case .invalidSettings(let reason), .invalidState(let reason): throw .unsupported("\(path): \(reason)")
+            default: throw Self.writeError(error, path: path)
+            }
+        }
+        lock.withLock { currentPath = path }
+        return RecordingFileWriter(path: path, index: number, writer: writer, writerInputs: writerInputs)
+    }
+
+    private func removeExisting(_ path: String) {
+        var info = stat()
+        // Only a file (or a link, itself) is replaced; never a directory.
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { unlink(path) }
+    }
+
+    static func creationError(_ error: WriterError, path: String) -> RecordingError {
+        switch error {
+        case .outputExists: return .cannotCreate(path: path, reason: "already exists; it is never overwritten unless asked (--overwrite)")
+        case .directoryMissing: return .cannotCreate(path: path, reason: "the directory does not exist")
+        case .notWritable(_, let cause): return .cannotCreate(path: path, reason: "the directory is not writable (\(cause.reason))")
+        case .cannotCreate(_, let cause): return .cannotCreate(path: path, reason: cause.reason)
+        case .invalidSettings(let reason): return .unsupported(reason)
+        case .unsupportedFileType, .encoderNotFound, .codecNotAllowed: return .unsupported(error.description)
+        default: return .cannotCreate(path: path, reason: error.description)
+        }
+    }
+
+    static func writeError(_ error: WriterError, path: String) -> RecordingError {
+        if case .noDecodableStart = error { return .nothingWritten(path: path, reason: error.description + "; the file was removed") }
+        if case .io(_, let cause) = error, cause.errno == ENOSPC || cause.errno == EDQUOT { return .diskFull(path: path) }
+        if case .ffmpeg(let cause) = error, cause.code == -ENOSPC { return .diskFull(path: path) }
+        return .writeFailed(path: path, reason: error.description)
+    }
+
+    static func iso8601Now() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(cString: buffer)
+    }
+
+    // MARK: From the capture threads
+
+    func capture(_ sample: SampleBuffer, from input: CaptureInput) {
+        guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
+        guard recordedMediaTypes.contains(input.mediaType) else { return }
+        queue.put((index, sample), wakingAt: samplesPerWakeup[index])
+    }
+
+    /// An input ended by itself: the recording ends once what it captured
+    /// is written, with the reason (a device lost finishes the file as
+    /// device-disconnected, a failure as an error, a file at its end).
+    func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
+        guard let index = inputs.firstIndex(where: { $0 === input }), recordedMediaTypes.contains(input.mediaType) else { return }
+        lock.withLock {
+            endedInputsPending.insert(index)
+            switch end {
+            case .deviceLost(let device):
+                inputEndReason = .deviceDisconnected
+                inputEndError = .deviceLost(device)
+                commands.append(.stopWhenDrained(.deviceDisconnected, .deviceLost(device)))
+            case .failed(let error):
+                inputEndReason = .error
+                inputEndError = .capture(error)
+                commands.append(.stopWhenDrained(.error, .capture(error)))
+            case .endOfInput:
+                commands.append(.stopWhenDrained(.endOfInput, nil))
+            case .stopped:
+                break
+            }
+        }
+        // Samples may be gathering (see `samplesPerWakeup`), and the writing
+        // thread should learn of the end now rather than at its next timeout.
+        queue?.wake()
+    }
+
+    private var endedInputsPending: Set<Int> = []
+    private var inputEndReason: RecordingStopReason?
+    private var inputEndError: RecordingError?
+
+    private var allInputsEnded: Bool {
+        let recorded = Set(inputs.indices.filter { recordedMediaTypes.contains(inputs[$0].mediaType) })
+        return !recorded.isEmpty && recorded.isSubset(of: endedInputs)
+    }
+
+    // MARK: The writing thread
+
+    /// Whether a video input is recorded, settled in `begin(inputs:)`
+    /// (asked for every sample, so not worked out again each time).
+    private var hasVideo = false
+    /// Whether the video has inter frames (H.264/HEVC from a camera or a
+    /// file), so that a recording starts at its first keyframe; settled in
+    /// `begin(inputs:)`.
+    private var startsAtKeyframe = false
+    /// Whether that video is copied as it is: then every file, segment and
+    /// resumed stretch begins at a keyframe too, or its first frames could
+    /// not be decoded.
+    private var cutsAtKeyframes = false
+
+    private func settleKeyframeRules(_ file: RecordingFileWriter) {
+        startsAtKeyframe = false
+        cutsAtKeyframes = false
+        for (index, input) in inputs.enumerated() where input.mediaType == .video && recordedMediaTypes.contains(.video) {
+            guard case .compressed(let codec)? = input.source.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil else { continue }
+            startsAtKeyframe = true
+            if index < file.writerInputs.count, file.writerInputs[index]?.takesCompressedSamples == true { cutsAtKeyframes = true }
+        }
+    }
+
+    private func writingLoop() {
+        guard let queue else { return }
+        while true {
+            let item = queue.take(timeoutNanoseconds: 100_000_000)
+            let moreEnded = lock.withLock { () -> Set<Int> in
+                defer { endedInputsPending = [] }
+                return endedInputsPending
+            }
+            if !moreEnded.isEmpty {
+                endedInputs.formUnion(moreEnded)
+                for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
+            }
+            if let (index, sample) = item {
+                handle(sample, from: index)
+            } else if queue.isClosed && queue.isEmpty {
+                break
+            } else {
+                idle()
+                if allInputsEnded && queue.isEmpty, let file = current {
+                    // Every source ended (a file played to its end, devices
+                    // gone): what was captured is written; the recording ends there.
+                    let reason = lock.withLock { inputEndReason } ?? .endOfInput
+                    stop(file, at: lastCommonEnd(file), reason: reason, error: reason == .endOfInput ? nil : lock.withLock { inputEndError })
+                }
+            }
+            finishDrainedFiles(force: false)
+            if ended { break }
+        }
+        // The session stopped (or the recording ended): finish what is open.
+        if !ended {
+            if let current {
+                let cut = lastCommonEnd(current)
+                beginCut(current, at: cut)
+                self.current = nil
+            }
+            finishDrainedFiles(force: true)
+            endRecording(reason: stopping?.reason ?? .stopped, error: stopping?.error)
+        }
+        // Anything still queued is released (V4L2 buffers go back to the driver).
+        while queue.take(timeoutNanoseconds: 0) != nil {}
+    }
+
+    /// No sample for a while: requests still take effect, timed by the clock.
+    private func idle() {
+        guard current != nil || !draining.isEmpty else { return }
+        let commands = takeCommands(drained: true, atKeyframe: false)
+        guard !commands.isEmpty else { return }
+        // Where the samples written so far end: the last frame counted keeps
+        // its time in the file.
+        let now = current.map(lastCommonEnd) ?? latestSourceTime ?? MonotonicClock.now()
+        for command in commands {
+            if case .stopWhenDrained(let reason, let error) = command {
+                stopDrained(reason: reason, error: error)
+            } else {
+                apply(command, at: now)
+            }
+        }
+    }
+
+    /// A stop that waited for the queue: at the end of the last sample written.
+    private func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
+        guard let file = current else { return }
+        stop(file, at: lastCommonEnd(file), reason: reason, error: error)
+    }
+
+    /// The queue ran empty after a sample (others keep coming, so the
+    /// writer is never idle): stops that waited for it apply now.
+    private func applyDrainedStops() {
+        let waiting = lock.withLock { () -> [Command] in
+            let taken = commands.filter(\.waitsForDrain)
+            commands.removeAll { $0.waitsForDrain }
+            return taken
+        }
+        for case .stopWhenDrained(let reason, let error) in waiting { stopDrained(reason: reason, error: error) }
+    }
+
+    /// The requests to apply now; with `drained` false (samples still
+    /// queued), a stop that waits for the queue to drain stays pending.
+    /// With `atKeyframe` false while copied video cuts at keyframes,
+    /// requests that begin a file or a stretch (switch, resume) wait for one.
+    private func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
+        let keyframeWait = cutsAtKeyframes && !atKeyframe
+        return lock.withLock {
+            let waits = { (command: Command) in (!drained && command.waitsForDrain) || (keyframeWait && command.beginsAtKeyframe) }
+            let taken = commands.filter { !waits($0) }
+            commands = commands.filter(waits)
+            return taken
+        }
+    }
+
+    private func handle(_ sample: SampleBuffer, from index: Int) {
+        let input = inputs[index]
+        let time = sample.presentationTime
+        let isLead = hasVideo ? sample.mediaType == .video : true
+        let keyframe = isKeyframe(sample)
+        if latestSourceTime.map({ time > $0 }) ?? true { latestSourceTime = time }
+
+        if isLead {
+            for command in takeCommands(atKeyframe: keyframe) { apply(command, at: time) }
+            if ended { return }
+        }
+        immediateSwitch = nil
+        sampleHandler?(sample, input)
+        if let request = immediateSwitch {
+            immediateSwitch = nil
+            apply(.switchFile(request), at: time)
+        }
+        if ended { return }
+
+        if let file = current {
+            if file.sessionStart == nil && !paused && file.closedDuration == .zero && file.latestEnd == nil && file.cutTime == nil {
+                // The first file starts at the first video frame (or audio
+                // buffer): earlier audio waits and is trimmed to that time.
+                if isLead {
+                    // Frames before a stream's first keyframe cannot be decoded.
+                    if startsAtKeyframe && !keyframe {
+                        file.videoSamplesTaken += 1
+                        lock.withLock { stats.droppedBeforeKeyframe += 1 }
+                        return
+                    }
+                    startSession(file, at: time)
+                } else {
+                    pendingAudio.append((index, sample))
+                    if pendingAudio.count > 200 { pendingAudio.removeFirst() }
+                    return
+                }
+            }
+            // Audio in a movie checks only the limits whose cut time is known
+            // ahead (duration, segment duration): video frames arriving late,
+            // or far apart, must not let audio run past them.
+            checkLimits(file, at: time, sample: sample, timedOnly: !isLead)
+        }
+        if ended { return }
+
+        let end = sampleEnd(sample)
+        for file in draining {
+            if let cut = file.cutTime, time < cut { append(sample, from: index, to: file) }
+            if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
+        }
+        if let file = current {
+            append(sample, from: index, to: file)
+            if !pendingAudio.isEmpty {
+                let waiting = pendingAudio
+                pendingAudio = []
+                for (audioIndex, audio) in waiting { append(audio, from: audioIndex, to: file) }
+            }
+            if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
+        }
+        publishStatistics()
+        if queue?.isEmpty == true { applyDrainedStops() }
+    }
+
+    /// The session a sample written to `file` counts in: the running one,
+    /// or, for a sample still on its way when the file was paused or cut,
+    /// the session that ended then.
+    private func countingSession(_ file: RecordingFileWriter) -> (start: MediaTime, end: MediaTime?)? {
+        if let start = file.sessionStart { return (start, nil) }
+        return file.lastSession.flatMap { last in last.end.map { (last.start, $0) } }
+    }
+
+    private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
+        switch sample {
+        case .video(let video): return video.presentationTime
+        case .audio(let audio): return audio.presentationTime + audio.duration
+        }
+    }
+
+    private func startSession(_ file: RecordingFileWriter, at time: MediaTime) {
+        do {
+            try file.writer.startSession(atSourceTime: time)
+            file.sessionStart = time
+            file.lastSession = (time, nil)
+            if !file.startedReported {
+                file.startedReported = true
+                delegateCall { $1.fileOutput($0, didStartRecordingTo: file.path) }
+            }
+        } catch {
+            fail(Self.writeError(error, path: file.path), file: file)
+        }
+    }
+
+    private func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
+        guard file.writer.status == .writing, index < file.writerInputs.count, let writerInput = file.writerInputs[index] else { return }
+        // Before the first session, and while paused, only audio captured
+        // before the pause (still on its way) is written.
+        let pausedAudio: Bool
+        if case .audio(let audio) = sample, file.sessionStart == nil, let pauseCut = file.lastSession?.end, audio.presentationTime < pauseCut {
+            pausedAudio = true
+        } else {
+            pausedAudio = false
+        }
+        guard file.sessionStart != nil || file.cutTime != nil || pausedAudio else { return }
+        do throws(WriterError) {
+            switch sample {
+            case .video(let video):
+                if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
+                if let cut = file.cutTime, video.presentationTime >= cut { return }
+                let inSession = countingSession(file).map { session in
+                    video.presentationTime >= session.start && session.end.map({ video.presentationTime < $0 }) ?? true
+                } ?? false
+                if inSession { file.videoSamplesTaken += 1 }
+                // Frames count as the writer puts them into the file: a frame
+                // before a keyframe, or one a decoder holds, is not (yet) there.
+                let before = (written: writerInput.writtenFrameCount, skipped: writerInput.framesSkippedBeforeKeyframe)
+                defer {
+                    let skipped = writerInput.framesSkippedBeforeKeyframe - before.skipped
+                    if skipped > 0 { lock.withLock { stats.droppedBeforeKeyframe += skipped } }
+                }
+                switch video.layout {
+                case .compressed:
+                    if writerInput.takesCompressedSamples {
+                        try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
+                                                         decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
+                    } else {
+                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
+                                                       isKeyframe: video.isKeyframe)
+                    }
+                case .raw(let pixelFormat, let bytesPerRow):
+                    try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
+                                                 bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
+                }
+                let written = writerInput.writtenFrameCount - before.written
+                guard inSession, written > 0 else { return }
+                file.videoFrames += written
+                let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
+                if file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
+            case .audio(let audio):
+                try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
+                                            presentationTime: audio.presentationTime)
+                // The part of the buffer in the session it counts in.
+                if let session = countingSession(file) {
+                    let from = max(audio.presentationTime, session.start)
+                    let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
+                    if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
+                    if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
+                }
+            }
+        } catch {
+            // A sample the writer refuses (a damaged frame, one out of
+            // order) is lost, not the recording; it counts as dropped.
+            var refused = false
+            if case .invalidSettings = error { refused = true }
+            if case .damagedSample = error { refused = true }
+            if case .invalidState = error, file.writer.status == .writing { refused = true }
+            guard refused else {
+                fail(Self.writeError(file.writer.error ?? error, path: file.path), file: file)
+                return
+            }
+            let lost: Int
+            switch sample {
+            case .video: lost = 1
+            case .audio(let audio): lost = audio.frameCount
+            }
+            lock.withLock { stats.droppedByWriter += lost }
+        }
+    }
+
+    // MARK: Requests
+
+    private func apply(_ command: Command, at time: MediaTime) {
+        guard let file = current else { return }
+        switch command {
+        case .pause:
+            guard !paused else { return }
+            paused = true
+            if let start = file.sessionStart {
+                let end = max(time, start)
+                do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
+                file.closedDuration = file.closedDuration + (end - start)
+                file.sessionStart = nil
+                file.lastSession?.end = end
+            }
+            lock.withLock { stats.isPaused = true }
+            delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
+        case .resume:
+            guard paused else { return }
+            paused = false
+            lock.withLock { stats.isPaused = false }
+            startSession(file, at: max(time, file.latestEnd ?? time))
+            delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
+        case .switchFile(let path):
+            switchFile(from: file, at: time, to: path)
+        case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
+            stop(file, at: time, reason: reason, error: error)
+        }
+    }
+
+    private func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
+        let next: RecordingFileWriter
+        do {
+            next = try openFile(number: fileCount + 2, path: path)
+        } catch {
+            stop(file, at: time, reason: .error, error: error)
+            return
+        }
+        fileCount += 1
+        let wasPaused = file.sessionStart == nil && paused
+        beginCut(file, at: time)
+        current = next
+        if !wasPaused { startSession(next, at: time) }
+    }
+
+    /// Ends `file`'s session at `time` and sets it draining: samples before
+    /// the cut that are still on their way are written, then it is finished.
+    private func beginCut(_ file: RecordingFileWriter, at time: MediaTime) {
+        if let start = file.sessionStart {
+            let end = max(time, start)
+            try? file.writer.endSession(atSourceTime: end)
+            file.closedDuration = file.closedDuration + (end - start)
+            file.sessionStart = nil
+            file.lastSession?.end = end
+        }
+        file.cutTime = time
+        file.cutRequestedAt = MonotonicClock.nowNanoseconds()
+        file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)
+        draining.append(file)
+        closedDuration = closedDuration + file.closedDuration
+        delegateCall { $1.fileOutput($0, willFinishRecordingTo: file.path, error: nil) }
+    }
+
+    private func stop(_ file: RecordingFileWriter, at time: MediaTime, reason: RecordingStopReason, error: RecordingError?) {
+        stopping = (reason, error)
+        beginCut(file, at: time)
+        current = nil
+        finishDrainedFiles(force: false)
+        if draining.isEmpty { endRecording(reason: reason, error: error) }
+    }
+
+    /// Where the tracks all have samples up to: the earliest of their latest ends.
+    private func lastCommonEnd(_ file: RecordingFileWriter) -> MediaTime {
+        file.latestEnd ?? latestSourceTime ?? MonotonicClock.now()
+    }
+
+    /// Finishes draining files whose inputs have all passed the cut (or,
+    /// with `force` or after 2 s, whatever they have).
+    private func finishDrainedFiles(force: Bool) {
+        let now = MonotonicClock.nowNanoseconds()
+        var remaining: [RecordingFileWriter] = []
+        for file in draining {
+            if force || file.awaiting.isEmpty || now - file.cutRequestedAt > 2_000_000_000 {
+                finish(file)
+            } else {
+                remaining.append(file)
+            }
+        }
+        draining = remaining
+        if draining.isEmpty, current == nil, let stopping, !ended {
+            endRecording(reason: stopping.reason, error: stopping.error)
+        }
+    }
+
+    private func finish(_ file: RecordingFileWriter) {
+        var error: RecordingError?
+        let before = file.videoWriterCounts
+        if file.writer.status == .writing {
+            do { try file.writer.finishWriting() } catch let failure { error = Self.writeError(failure, path: file.path) }
+        } else if let failure = file.writer.error {
+            error = Self.writeError(failure, path: file.path)
+        }
+        // Pictures a decoder held until the end are in the file too.
+        let after = file.videoWriterCounts
+        file.videoFrames += max(0, after.written - before.written)
+        if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
+        if error == nil, file.videoFrames == 0, file.videoSamplesTaken > 0 {
+            // Frames were captured for this file and none could be written.
+            let skipped = after.skipped
+            let reason = skipped > 0 ? "no keyframe arrived to start decoding at; \(skipped) frames came before one and were dropped"
+                                     : "the writer could use none of its \(file.videoSamplesTaken) frames"
+            error = .nothingWritten(path: file.path, reason: reason)
+        }
+        if case .nothingWritten? = error, access(file.path, F_OK) != 0 {
+            // The writer removed a file with nothing decodable in it.
+            file.videoFrames = 0
+            file.audioSamples = 0
+        }
+        let bytes = RecordingFileWriter.size(of: file.path)
+        closedBytes += bytes
+        let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
+                                  videoFrames: file.videoFrames, audioSamples: file.audioSamples, isComplete: error == nil)
+        closedVideoFrames += file.videoFrames
+        closedAudioSamples += file.audioSamples
+        lock.withLock { stats.files.append(file.path) }
+        publishStatistics()
+        delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
+        if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
+    }
+
+    private func fail(_ error: RecordingError, file: RecordingFileWriter) {
+        guard stopping == nil || stopping?.reason != .error else { return }
+        stopping = (.error, error)
+        if current === file {
+            current = nil
+            // Cut where its samples end, so that its duration is counted.
+            beginCut(file, at: file.latestEnd ?? latestSourceTime ?? MonotonicClock.now())
+        }
+        finishDrainedFiles(force: true)
+    }
+
+    private func endRecording(reason: RecordingStopReason, error: RecordingError?) {
+        guard !ended else { return }
+        ended = true
+        queue?.close()
+        publishStatistics()
+        endRecordingReported(reason: reason, error: error)
+    }
+
+    private func endRecordingReported(reason: RecordingStopReason, error: RecordingError?) {
+        // Over before the delegate hears it, so that it may start the next recording.
+        let delegate = lock.withLock { () -> (any CaptureFileOutputRecordingDelegate)? in
+            over = true
+            defer { strongDelegate = nil }
+            return strongDelegate
+        }
+        if let output, let delegate { delegate.fileOutput(output, didEndRecordingWith: reason, error: error) }
+    }
+
+    // MARK: Limits
+
+    /// Stops or switches files when a limit is reached. With `timedOnly`,
+    /// only the limits that fall at a time set in advance (duration,
+    /// segment duration); the others cut at a video frame's time.
+    private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
+        guard file.sessionStart != nil, file.cutTime == nil else { return }
+        // Duration: the cut falls exactly at the limit, between frames; the
+        // audio buffer that reaches it is trimmed there.
+        let reach = sample.mediaType == .video ? time : sampleEnd(sample)
+        if maxRecordedDuration.isNumeric, let start = file.sessionStart {
+            let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
+            if reach >= limitTime {
+                stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
+                return
+            }
+        }
+        if segmentDuration.isNumeric, let start = file.sessionStart {
+            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
+            if reach >= segmentEnd {
+                // Copied H.264/HEVC: the next segment starts at a keyframe.
+                if !cutsAtKeyframes {
+                    switchFile(from: file, at: segmentEnd, to: nil)
+                    return
+                }
+                if isKeyframe(sample) {
+                    switchFile(from: file, at: time, to: nil)
+                    return
+                }
+            }
+        }
+        if timedOnly { return }
+        // Size: stop (or start the next file) before the next frames and the
+        // index could pass the limit.
+        let estimate = file.estimatedSize
+        if file.lastEstimate > 0 { file.largestStep = max(file.largestStep, estimate - file.lastEstimate) }
+        file.lastEstimate = estimate
+        let margin = 2 * file.largestStep + 32 * 1024
+        if maxRecordedFileSize > 0, closedBytes + estimate + margin >= maxRecordedFileSize {
+            stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
+            return
+        }
+        if minFreeDiskSpaceLimit > 0 {
+            // The volume is asked four times a second; in between, what was
+            // written since counts against what it said.
+            let now = MonotonicClock.nowNanoseconds()
+            let written = closedBytes + estimate
+            if now - lastFreeSpaceCheck > 250_000_000 {
+                lastFreeSpaceCheck = now
+                lastFreeSpace = Self.freeSpace(near: file.path)
+                writtenAtFreeSpaceCheck = written
+            }
+            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeDiskSpaceLimit + margin {
+                stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
+                return
+            }
+        }
+        if segmentFileSize > 0, estimate + margin >= segmentFileSize, !cutsAtKeyframes || isKeyframe(sample) {
+            switchFile(from: file, at: time, to: nil)
+        }
+    }
+
+    private func isKeyframe(_ sample: SampleBuffer) -> Bool {
+        if case .video(let video) = sample { return video.isKeyframe }
+        return false
+    }
+
+    /// Bytes available to unprivileged users on the volume holding `path`.
+    static func freeSpace(near path: String) -> Int64? {
+        var info = statvfs()
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        guard statvfs(directory.isEmpty ? "/" : directory, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    // MARK: Reporting
+
+    private func publishStatistics() {
+        // Runs for every sample: sums in place rather than building an array of the open files.
+        let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
+        var bytes = closedBytes, frames = 0, samples = 0
+        func add(_ file: RecordingFileWriter) {
+            bytes += file.writer.bytesWritten
+            frames += file.videoFrames
+            samples += file.audioSamples
+        }
+        for file in draining { add(file) }
+        if let current { add(current) }
+        lock.withLock {
+            stats.duration = duration
+            stats.bytes = bytes
+            stats.videoFrames = closedVideoFrames + frames
+            stats.audioSamples = closedAudioSamples + samples
+        }
+    }
+
+    private func delegateCall(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {
+        guard let output, let delegate = lock.withLock({ strongDelegate }) else { return }
+        body(output, delegate)
+    }
+}
+
