@@ -32,7 +32,7 @@ extension Capctl {
             """
         )
 
-        @Argument(help: "The camera: a path, unique ID, or video:N.")
+        @Argument(help: "The camera: a path, unique ID, video:N, or a virtual camera (which has no controls).")
         var device: DeviceArgument
 
         @Argument(help: "Show only these controls (names or IDs).")
@@ -42,17 +42,28 @@ extension Capctl {
 
         func run() throws {
             let discovery = DeviceDiscovery()
-            let camera = try device.resolve(in: discovery, expecting: .video)
+            let named = try device.named(in: discovery, expecting: .video)
+            guard case .hardware(let camera) = named else {
+                // A virtual camera has no controls: shown like a camera without
+                // any, once it is known to be there (a file that opens).
+                if case .virtual(let virtual) = named {
+                    do { _ = try virtual.activeVideoFormat() } catch { throw CommandFailure(error) }
+                }
+                if let name = names.first {
+                    throw CommandFailure("\(device): no control named '\(name)'; a virtual camera has no controls", status: .usage)
+                }
+                try show(named, classes: [], features: FeaturesJSON(nil), discovery: discovery)
+                return
+            }
             do {
                 let controls = try DeviceControls.open(camera.path)
-                let index = discovery.devices(for: .video).firstIndex { $0.uniqueID == camera.uniqueID }
                 if !names.isEmpty {
                     var chosen: [DeviceControl] = []
                     for name in names {
                         chosen.append(try controls.control(named: name))
                     }
                     if output.json {
-                        try JSONOutput.printLine(SelectedControlsDocument(device: DeviceJSON(camera, index: index), controls: chosen.map(ControlJSON.init)))
+                        try JSONOutput.printLine(SelectedControlsDocument(device: DeviceJSON(named, in: discovery), controls: chosen.map(ControlJSON.init)))
                     } else {
                         for control in chosen {
                             print("\(control.name)=\(control.value?.description ?? "")" + (control.valueText.map { text in text == control.value?.description ? "" : "  # \(text)" } ?? ""))
@@ -60,18 +71,21 @@ extension Capctl {
                     }
                     return
                 }
-                let classes = try controls.controlClasses()
-                let features = FeaturesJSON(controls)
-                if output.json {
-                    try JSONOutput.printLine(ControlsDocument(
-                        device: DeviceJSON(camera, index: index),
-                        classes: classes.map { ControlClassJSON(id: $0.id, name: $0.name, controls: $0.controls.map(ControlJSON.init)) },
-                        features: features))
-                } else {
-                    print(ControlsText.render(device: camera, classes: classes, features: features))
-                }
+                try show(named, classes: try controls.controlClasses(), features: FeaturesJSON(controls), discovery: discovery)
             } catch let error as ControlError {
                 throw CommandFailure(error)
+            }
+        }
+
+        /// Every control class and the camera features, as text or one JSON document.
+        private func show(_ device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON, discovery: DeviceDiscovery) throws {
+            if output.json {
+                try JSONOutput.printLine(ControlsDocument(
+                    device: DeviceJSON(device, in: discovery),
+                    classes: classes.map { ControlClassJSON(id: $0.id, name: $0.name, controls: $0.controls.map(ControlJSON.init)) },
+                    features: features))
+            } else {
+                print(ControlsText.render(device: device, classes: classes, features: features))
             }
         }
     }
@@ -212,7 +226,16 @@ struct FeaturesJSON: Encodable {
     let zoom: Zoom
     let lowLightBoost: LowLightBoost
 
-    init(_ controls: DeviceControls) {
+    /// The features of a camera's controls; nil: a camera without controls, which has none.
+    init(_ controls: DeviceControls?) {
+        guard let controls else {
+            focus = Focus(modes: [], mode: nil, lensPosition: nil, ranges: [], range: nil, adjusting: false)
+            exposure = Exposure(modes: [], mode: nil, duration: nil, minDuration: nil, maxDuration: nil, biasValues: [], bias: nil)
+            whiteBalance = WhiteBalance(modes: [], mode: nil, temperature: nil)
+            zoom = Zoom(supported: false, factor: nil, maxFactor: nil)
+            lowLightBoost = LowLightBoost(supported: false, enabled: nil)
+            return
+        }
         focus = Focus(
             modes: FocusMode.allCases.filter(controls.isFocusModeSupported).map(\.rawValue),
             mode: ((try? controls.focusMode()) ?? nil)?.rawValue,
@@ -244,8 +267,8 @@ struct FeaturesJSON: Encodable {
 // MARK: Text
 
 enum ControlsText {
-    static func render(device: CaptureDevice, classes: [ControlClassGroup], features: FeaturesJSON) -> String {
-        var lines = ["\(device.localizedName)  \(device.path)  (\(device.uniqueID))"]
+    static func render(device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON) -> String {
+        var lines = [FormatText.title(device)]
         if classes.isEmpty { lines.append(contentsOf: ["", "no controls"]) }
         let width = min(max(classes.flatMap(\.controls).map(\.name.count).max() ?? 0, 10), 40)
         for group in classes {

@@ -16,12 +16,18 @@ extension Capctl {
             For a microphone: each sample format the hardware accepts, with its range of \
             sample rates, the common rates within it, and the range of channel counts.
 
+            For a virtual device: test-pattern lists the pixel formats it draws (by fourcc, \
+            with the libavutil name --pixel-format also takes), the range of sizes and rates it \
+            draws them at, and what it delivers when nothing is asked; test-tone its sample \
+            format, rates and channels; file:PATH the format, size and rate of the file's video, \
+            as it is delivered (MJPEG, H.264 and HEVC compressed, as stored).
+
             With --json, sizes are objects with width, height and intervals; ranges carry \
             type, min, max and step objects instead.
             """
         )
 
-        @Argument(help: "The device: a path, unique ID, ALSA name, or video:N / audio:N.")
+        @Argument(help: "The device: a path, unique ID, ALSA name, video:N / audio:N, or test-pattern, test-tone[:HZ], file:PATH.")
         var device: DeviceArgument
 
         @Flag(name: .customLong("libv4l2"), help: "Also list the formats libv4l2 can convert to (marked emulated).")
@@ -31,29 +37,44 @@ extension Capctl {
 
         func run() throws {
             let discovery = DeviceDiscovery()
-            let captureDevice = try device.resolve(in: discovery)
-            let index = discovery.devices(for: captureDevice.mediaType).firstIndex { $0.uniqueID == captureDevice.uniqueID }
-            switch captureDevice.mediaType {
+            let named = try device.named(in: discovery)
+            if includeConversions, named.mediaType == .audio {
+                throw CommandFailure("--libv4l2 applies to cameras; \(device) is a microphone", status: .usage)
+            }
+            let json = output.json ? DeviceJSON(named, in: discovery) : nil
+            switch named.mediaType {
             case .video:
-                let formats = try captureDevice.videoFormats(includingConversions: includeConversions)
-                let active = try? captureDevice.activeVideoFormat()
-                if output.json {
+                let formats: [VideoFormat], active: ActiveVideoFormat?
+                switch named {
+                case .hardware(let camera):
+                    formats = try camera.videoFormats(includingConversions: includeConversions)
+                    active = try? camera.activeVideoFormat()
+                case .virtual(let camera):
+                    if includeConversions {
+                        throw CommandFailure("--libv4l2 applies to V4L2 cameras; \(device) is a virtual camera", status: .usage)
+                    }
+                    do {
+                        formats = try camera.videoFormats()
+                        active = try camera.activeVideoFormat()
+                    } catch { throw CommandFailure(error) }
+                }
+                if let json {
                     try JSONOutput.printLine(VideoFormatsDocument(
-                        device: DeviceJSON(captureDevice, index: index), active: active.map(ActiveFormatJSON.init),
-                        formats: formats.map(VideoFormatJSON.init)))
+                        device: json, active: active.map(ActiveFormatJSON.init), formats: formats.map(VideoFormatJSON.init)))
                 } else {
-                    print(FormatText.video(device: captureDevice, active: active, formats: formats))
+                    print(FormatText.video(device: named, active: active, formats: formats))
                 }
             case .audio:
-                if includeConversions {
-                    throw CommandFailure("--libv4l2 applies to cameras; \(captureDevice.path) is a microphone", status: .usage)
+                let formats: [AudioFormat]
+                switch named {
+                case .hardware(let microphone): formats = try microphone.audioFormats()
+                case .virtual(let microphone):
+                    do { formats = try microphone.audioFormats() } catch { throw CommandFailure(error) }
                 }
-                let formats = try captureDevice.audioFormats()
-                if output.json {
-                    try JSONOutput.printLine(AudioFormatsDocument(
-                        device: DeviceJSON(captureDevice, index: index), formats: formats.map(AudioFormatJSON.init)))
+                if let json {
+                    try JSONOutput.printLine(AudioFormatsDocument(device: json, formats: formats.map(AudioFormatJSON.init)))
                 } else {
-                    print(FormatText.audio(device: captureDevice, formats: formats))
+                    print(FormatText.audio(device: named, formats: formats))
                 }
             }
         }

@@ -79,7 +79,7 @@ extension Capctl {
 
         func run() throws {
             let discovery = DeviceDiscovery()
-            let camera = try device.resolve(in: discovery, expecting: .video)
+            let camera = try device.camera(in: discovery) { CommandFailure("\($0): a virtual camera has no controls to set", status: .usage) }
             let index = discovery.devices(for: .video).firstIndex { $0.uniqueID == camera.uniqueID }
             do {
                 let controls = try DeviceControls.open(camera.path)

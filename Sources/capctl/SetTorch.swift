@@ -101,7 +101,7 @@ extension Capctl {
             }
             let discovery = DeviceDiscovery()
             if let device {
-                let camera = try device.resolve(in: discovery, expecting: .video)
+                let camera = try device.camera(in: discovery) { CommandFailure("\($0): a virtual camera has no torch", status: .unavailable) }
                 return try torches.torch(forDevice: camera.path)
             }
             let cameras = discovery.devices(for: .video).filter { if case .authorized = $0.access { return true } else { return false } }
@@ -184,6 +184,7 @@ extension CommandFailure {
     init(_ error: TorchError) {
         switch error {
         case .noTorch: self.init(error.description, status: .unavailable)
+        case .noLightFound: self.init(error.description + "; any LED can be driven with --led NAME", status: .unavailable)
         case .noSuchLED: self.init(error.description, status: .noInput)
         case .levelOutOfRange, .modeNotSupported: self.init(error.description, status: .usage)
         case .levelUnavailable: self.init(error.description, status: .temporaryFailure)

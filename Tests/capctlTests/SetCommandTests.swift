@@ -13,6 +13,8 @@ struct SetCommandTests {
         (["set", "/dev/null", "brightness=1"], 65, "/dev/null: not a V4L2 device"),
         (["set", "/nonexistent/video9", "brightness=1"], 66, "/nonexistent/video9: no such file or device"),
         (["set", "audio:0", "brightness=1"], 65, "not a camera"),
+        (["set", "test-pattern", "brightness=1"], 64, "test-pattern: a virtual camera has no controls to set"),
+        (["set", "test-tone", "brightness=1"], 65, "test-tone: not a video capture device (it is a virtual microphone)"),
         (["controls", "/dev/null"], 65, "/dev/null: not a V4L2 device"),
         (["controls", "/nonexistent/video9", "brightness"], 66, "no such file or device"),
         (["controls"], 64, "Missing expected argument"),

@@ -15,6 +15,7 @@ struct SetTorchCommandTests {
         (["set-torch", "--status", "--level", "1"], 64, "--level applies when turning the torch on"),
         (["set-torch", "on", "--device", "/dev/null", "--led", "x"], 64, "give --device or --led, not both"),
         (["set-torch", "on", "--device", "/dev/null"], 65, "/dev/null: not a V4L2 device"),
+        (["set-torch", "on", "--device", "test-pattern"], 69, "test-pattern: a virtual camera has no torch"),
         (["set-torch", "on", "--led", "no-such-led-here"], 66, "no LED named 'no-such-led-here' under /sys/class/leds"),
         (["set-torch", "on", "--led", "../../../etc"], 66, "no LED named '../../../etc'"),
     ])

@@ -1,32 +1,53 @@
+/// A device as a user names it, resolved: a real one found through
+/// discovery, or a virtual one made in software.
+public enum NamedDevice: Sendable {
+    case hardware(CaptureDevice)
+    case virtual(VirtualDevice)
+
+    public var mediaType: MediaType {
+        switch self {
+        case .hardware(let device): return device.mediaType
+        case .virtual(let device): return device.mediaType
+        }
+    }
+}
+
 /// Turns a device as a user names it into a capture source: a virtual
 /// device (`test-pattern`, `test-tone[:HZ]`, `file:PATH`), or a real one
 /// found through discovery (path, unique ID, `video:N`, `audio:N`).
 public enum CaptureSourceFactory {
+    /// The device `specifier` names: a virtual one (`test-pattern`,
+    /// `virtual:test-tone`, `file:PATH` …), else what discovery finds. With
+    /// `mediaType`, a device of the other kind is refused as not a capture
+    /// device of that kind. Every command that takes a device resolves it here.
+    public static func device(_ specifier: String, expecting mediaType: MediaType? = nil,
+                              discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> NamedDevice {
+        if let virtual = try VirtualDevice.parse(specifier) {
+            if let mediaType, virtual.mediaType != mediaType {
+                let reason = mediaType == .video ? "not a video capture device (it is a virtual microphone)"
+                    : "not an audio capture device (it is a virtual camera)"
+                throw .device(.notACaptureDevice(specifier, reason: reason))
+            }
+            return .virtual(virtual)
+        }
+        do { return .hardware(try discovery.resolve(specifier, expecting: mediaType)) } catch { throw .device(error) }
+    }
+
     /// A video source for `specifier`.
     public static func videoSource(_ specifier: String, request: CaptureVideoRequest, realtime: Bool = true,
                                    discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> any CaptureSource {
-        if let virtual = try VirtualDevice.parse(specifier) {
-            guard virtual.mediaType == .video else {
-                throw .device(.notACaptureDevice(specifier, reason: "not a video capture device (it is a virtual microphone)"))
-            }
-            return virtual.makeSource(video: request, realtime: realtime)
+        switch try device(specifier, expecting: .video, discovery: discovery) {
+        case .virtual(let virtual): return virtual.makeSource(video: request, realtime: realtime)
+        case .hardware(let device): return V4L2CaptureSource(device: device, request: request)
         }
-        let device: CaptureDevice
-        do { device = try discovery.resolve(specifier, expecting: .video) } catch { throw .device(error) }
-        return V4L2CaptureSource(device: device, request: request)
     }
 
     /// An audio source for `specifier`.
     public static func audioSource(_ specifier: String, request: CaptureAudioRequest, realtime: Bool = true,
                                    discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> any CaptureSource {
-        if let virtual = try VirtualDevice.parse(specifier) {
-            guard virtual.mediaType == .audio else {
-                throw .device(.notACaptureDevice(specifier, reason: "not an audio capture device (it is a virtual camera)"))
-            }
-            return virtual.makeSource(audio: request, realtime: realtime)
+        switch try device(specifier, expecting: .audio, discovery: discovery) {
+        case .virtual(let virtual): return virtual.makeSource(audio: request, realtime: realtime)
+        case .hardware(let device): return ALSACaptureSource(device: device, request: request)
         }
-        let device: CaptureDevice
-        do { device = try discovery.resolve(specifier, expecting: .audio) } catch { throw .device(error) }
-        return ALSACaptureSource(device: device, request: request)
     }
 }

@@ -48,32 +48,41 @@ public enum V4L2PixelMapping {
         FourCC(parsing: text) ?? FourCC(code: 0)
     }
 
+    /// The fourcc whose memory layout equals a libavutil pixel format (the
+    /// first in V4L2's list where several do), or nil when V4L2 has none.
+    public static func fourcc(for format: PixelFormat) -> FourCC? {
+        pixelFormatPairs.first { $0.1 == format.name }.map { code($0.0) }
+    }
+
+    /// The fourcc of a libavcodec codec (`MJPG` for mjpeg), or nil.
+    public static func fourcc(forCodec name: String) -> FourCC? {
+        codecPairs.first { $0.1 == name }.map { code($0.0) }
+    }
+
     /// V4L2 fourcc → libavutil pixel format name. The 32-bit RGB names follow
     /// the byte order in memory that videodev2.h gives for each fourcc.
-    private static let pixelFormatNames: [UInt32: String] = {
-        let pairs: [(String, String)] = [
-            ("YUYV", "yuyv422"), ("YVYU", "yvyu422"), ("UYVY", "uyvy422"),
-            ("NV12", "nv12"), ("NV21", "nv21"), ("NV16", "nv16"), ("NV24", "nv24"), ("NV42", "nv42"),
-            ("YU12", "yuv420p"), ("422P", "yuv422p"), ("411P", "yuv411p"), ("YUV9", "yuv410p"),
-            ("RGB3", "rgb24"), ("BGR3", "bgr24"),
-            ("RGBP", "rgb565le"), ("RGBR", "rgb565be"), ("RGBO", "rgb555le"), ("RGBQ", "rgb555be"),
-            ("AR24", "bgra"), ("XR24", "bgr0"), ("RA24", "abgr"), ("RX24", "0bgr"),
-            ("AB24", "rgba"), ("XB24", "rgb0"), ("BA24", "argb"), ("BX24", "0rgb"),
-            // The deprecated 32-bit formats whose fourth byte is undefined.
-            ("BGR4", "bgr0"), ("RGB4", "0rgb"),
-            ("GREY", "gray"), ("Y10 ", "gray10le"), ("Y12 ", "gray12le"), ("Y16 ", "gray16le"),
-            ("Y16 -BE", "gray16be"),
-        ]
-        return Dictionary(uniqueKeysWithValues: pairs.map { (code($0.0).code, $0.1) })
-    }()
+    private static let pixelFormatNames: [UInt32: String] = Dictionary(uniqueKeysWithValues: pixelFormatPairs.map { (code($0.0).code, $0.1) })
 
-    private static let codecNames: [UInt32: String] = {
-        let pairs: [(String, String)] = [
-            ("MJPG", "mjpeg"), ("JPEG", "mjpeg"), ("H264", "h264"), ("HEVC", "hevc"),
-            ("MPG4", "mpeg4"), ("MPG2", "mpeg2video"), ("VP80", "vp8"), ("VP90", "vp9"),
-        ]
-        return Dictionary(uniqueKeysWithValues: pairs.map { (code($0.0).code, $0.1) })
-    }()
+    private static let pixelFormatPairs: [(String, String)] = [
+        ("YUYV", "yuyv422"), ("YVYU", "yvyu422"), ("UYVY", "uyvy422"),
+        ("NV12", "nv12"), ("NV21", "nv21"), ("NV16", "nv16"), ("NV24", "nv24"), ("NV42", "nv42"),
+        ("YU12", "yuv420p"), ("422P", "yuv422p"), ("411P", "yuv411p"), ("YUV9", "yuv410p"),
+        ("RGB3", "rgb24"), ("BGR3", "bgr24"),
+        ("RGBP", "rgb565le"), ("RGBR", "rgb565be"), ("RGBO", "rgb555le"), ("RGBQ", "rgb555be"),
+        ("AR24", "bgra"), ("XR24", "bgr0"), ("RA24", "abgr"), ("RX24", "0bgr"),
+        ("AB24", "rgba"), ("XB24", "rgb0"), ("BA24", "argb"), ("BX24", "0rgb"),
+        // The deprecated 32-bit formats whose fourth byte is undefined.
+        ("BGR4", "bgr0"), ("RGB4", "0rgb"),
+        ("GREY", "gray"), ("Y10 ", "gray10le"), ("Y12 ", "gray12le"), ("Y16 ", "gray16le"),
+        ("Y16 -BE", "gray16be"),
+    ]
+
+    private static let codecNames: [UInt32: String] = Dictionary(uniqueKeysWithValues: codecPairs.map { (code($0.0).code, $0.1) })
+
+    private static let codecPairs: [(String, String)] = [
+        ("MJPG", "mjpeg"), ("JPEG", "mjpeg"), ("H264", "h264"), ("HEVC", "hevc"),
+        ("MPG4", "mpeg4"), ("MPG2", "mpeg2video"), ("VP80", "vp8"), ("VP90", "vp9"),
+    ]
 
     private static let bayer: Set<UInt32> = Set(["BA81", "GBRG", "GRBG", "RGGB"].map { code($0).code })
 }

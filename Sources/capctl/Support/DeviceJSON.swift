@@ -61,6 +61,16 @@ struct DeviceJSON: Encodable {
         isVirtual = true
     }
 
+    /// A device as a command resolved it; `discovery` gives a real one's index.
+    init(_ device: NamedDevice, in discovery: DeviceDiscovery) {
+        switch device {
+        case .hardware(let device):
+            self.init(device, index: discovery.devices(for: device.mediaType).firstIndex { $0.uniqueID == device.uniqueID })
+        case .virtual(let device):
+            self.init(device)
+        }
+    }
+
     /// Absent optionals are written as null, so every object has every field.
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

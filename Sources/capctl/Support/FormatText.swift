@@ -3,8 +3,16 @@ import Foundation
 
 /// The human-readable form of `formats`.
 enum FormatText {
-    static func video(device: CaptureDevice, active: ActiveVideoFormat?, formats: [VideoFormat]) -> String {
-        var lines = ["\(device.localizedName)  \(device.path)  (\(device.uniqueID))"]
+    /// The first line: `vivid  /dev/video0  (v4l2:platform_vivid-000:vivid:0)`.
+    static func title(_ device: NamedDevice) -> String {
+        switch device {
+        case .hardware(let device): return "\(device.localizedName)  \(device.path)  (\(device.uniqueID))"
+        case .virtual(let device): return "\(device.localizedName)  \(device.specifier)  (\(device.uniqueID))"
+        }
+    }
+
+    static func video(device: NamedDevice, active: ActiveVideoFormat?, formats: [VideoFormat]) -> String {
+        var lines = [title(device)]
         if let active {
             let rate = active.frameInterval.map { "  " + interval($0) } ?? ""
             lines.append("active: \(active.fourcc) \(active.dimensions)\(rate)")
@@ -53,8 +61,8 @@ enum FormatText {
         return "\(number(fraction.framesPerSecond)) fps (\(number(seconds * 1000)) ms)"
     }
 
-    static func audio(device: CaptureDevice, formats: [AudioFormat]) -> String {
-        var lines = ["\(device.localizedName)  \(device.path)  (\(device.uniqueID))"]
+    static func audio(device: NamedDevice, formats: [AudioFormat]) -> String {
+        var lines = [title(device)]
         for format in formats {
             let rates = format.rateRange.lowerBound == format.rateRange.upperBound
                 ? "\(format.rateRange.lowerBound) Hz" : "\(format.rateRange.lowerBound)–\(format.rateRange.upperBound) Hz"

@@ -29,6 +29,11 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
     /// The size of the `high` and `photo` presets.
     public static let largestSize = (width: 1920, height: 1080)
     public static let defaultFramesPerSecond = 30.0
+    /// The rates it runs at: one frame every 10 s to 1000 a second.
+    public static let framesPerSecondRange = 0.1...1000.0
+    /// The smallest and largest frame sizes it draws.
+    public static let minimumSize = (width: 16, height: 16)
+    public static let maximumSize = (width: 7680, height: 4320)
     /// Buffers the pool makes at most: frames the consumer can hold at once.
     static let poolLimit = 16
 
@@ -53,8 +58,8 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
     public func open() throws(CaptureError) {
         let size = try Self.size(for: request, device: path)
         let rate = request.framesPerSecond ?? Self.defaultFramesPerSecond
-        guard rate.isFinite, rate > 0, rate <= 1000 else {
-            throw .unsupported(path, reason: "\(rate) frames per second is not possible; the test pattern runs at up to 1000")
+        guard rate.isFinite, Self.framesPerSecondRange.contains(rate) else {
+            throw .unsupported(path, reason: "\(rate) frames per second is not possible; the test pattern runs at 0.1 to 1000")
         }
         var format = PixelFormat.yuv420p
         if let name = request.pixelFormat {
@@ -88,8 +93,9 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
         case (nil, nil): break
         default: throw .unsupported(device, reason: "give both a width and a height, or neither")
         }
-        guard (16...7680).contains(size.width), (16...4320).contains(size.height) else {
-            throw .unsupported(device, reason: "a \(size.width)x\(size.height) frame is not possible; sizes run from 16x16 to 7680x4320")
+        guard (minimumSize.width...maximumSize.width).contains(size.width), (minimumSize.height...maximumSize.height).contains(size.height) else {
+            throw .unsupported(device, reason: "a \(size.width)x\(size.height) frame is not possible; sizes run from "
+                               + "\(minimumSize.width)x\(minimumSize.height) to \(maximumSize.width)x\(maximumSize.height)")
         }
         return size
     }

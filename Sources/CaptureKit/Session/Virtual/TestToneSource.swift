@@ -26,6 +26,10 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
 
     public static let defaultSampleRate = 48000
     public static let defaultChannels = 2
+    /// The sample rates a tone may be made at (those that `isMade(atRate:)` also takes).
+    public static let sampleRateRange = 8000...192000
+    /// The channel counts it has.
+    public static let channelRange = 1...2
     /// The tone's peak: −6 dBFS of a signed 16-bit sample.
     public static let amplitude = 32767 * pow(10, -6.0 / 20)
     /// Buffers per second (20 ms each).
@@ -53,17 +57,27 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
     public func open() throws(CaptureError) {
         let rate = request.sampleRate ?? Self.defaultSampleRate
         let channels = request.channels ?? Self.defaultChannels
-        guard (8000...192000).contains(rate), rate % Self.buffersPerSecond == 0 else {
+        guard Self.isMade(atRate: rate) else {
             throw .unsupported(path, reason: "the test tone is not made at \(rate) Hz; it is made at 8000 to 192000 Hz, such as 48000")
         }
-        guard channels == 1 || channels == 2 else {
+        guard Self.channelRange.contains(channels) else {
             throw .unsupported(path, reason: "the test tone has 1 or 2 channels, not \(channels)")
         }
-        guard frequency.isFinite, frequency > 0, frequency < Double(rate) / 2 else {
+        guard frequency.isFinite, frequency > 0, canBeSampled(atRate: rate) else {
             throw .unsupported(path, reason: "a \(frequency) Hz tone cannot be sampled at \(rate) Hz; it must lie below \(rate / 2) Hz")
         }
         audioFormat = CaptureAudioFormat(sampleFormat: .s16, sampleRate: rate, channels: channels)
         pool = RecyclingBufferPool(bufferSize: rate / Self.buffersPerSecond * channels * 2, maximumCount: Self.poolLimit)
+    }
+
+    /// Whether a tone is made at `rate`: in `sampleRateRange`, in whole 20 ms buffers.
+    public static func isMade(atRate rate: Int) -> Bool {
+        sampleRateRange.contains(rate) && rate % buffersPerSecond == 0
+    }
+
+    /// Whether this tone can be sampled at `rate`: made at it, and below its Nyquist frequency.
+    public func canBeSampled(atRate rate: Int) -> Bool {
+        Self.isMade(atRate: rate) && frequency < Double(rate) / 2
     }
 
     public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {

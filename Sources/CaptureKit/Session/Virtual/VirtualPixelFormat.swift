@@ -1,9 +1,11 @@
 /// The pixel formats the test pattern draws, and the short names
 /// (V4L2 fourccs) that virtual sources and requests use for them.
 enum VirtualPixelFormat {
-    /// The formats the test pattern draws, by the fourcc it reports.
-    static let drawable: [(fourcc: String, format: PixelFormat)] = [
-        ("YU12", .yuv420p), ("NV12", .nv12), ("YUYV", .yuyv422), ("RGB3", .rgb24),
+    /// The formats the test pattern draws, by the fourcc it reports, with
+    /// V4L2's description of that fourcc.
+    static let drawable: [(fourcc: String, format: PixelFormat, description: String)] = [
+        ("YU12", .yuv420p, "Planar YUV 4:2:0"), ("NV12", .nv12, "Y/UV 4:2:0"), ("YUYV", .yuyv422, "YUYV 4:2:2"),
+        ("RGB3", .rgb24, "24-bit RGB 8-8-8"),
     ]
 
     /// A pixel format from a libavutil name (`yuv420p`) or a fourcc (`YUYV`, `NV12`, `RGB3`, `YU12`).
@@ -17,13 +19,8 @@ enum VirtualPixelFormat {
         drawable.first(where: { $0.format == format })?.fourcc ?? format.name
     }
 
-    /// The V4L2 fourcc of a compressed format.
+    /// The V4L2 fourcc of a compressed format (`MJPG`, `H264`, `HEVC`), else the codec's name in capitals.
     static func fourcc(forCodec name: String) -> String {
-        switch name {
-        case "mjpeg": return "MJPG"
-        case "h264": return "H264"
-        case "hevc": return "HEVC"
-        default: return name.uppercased()
-        }
+        V4L2PixelMapping.fourcc(forCodec: name)?.description ?? name.uppercased()
     }
 }
