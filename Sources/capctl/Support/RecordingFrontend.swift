@@ -247,7 +247,12 @@ extension CommandFailure {
         switch error {
         case .limitReached: self.init(error.description, status: .success)
         case .cannotCreate: self.init(error.description, status: .cannotCreate)
+        case .outputExists(let path): self.init("\(path): already exists; it is never overwritten unless asked (--overwrite)", status: .cannotCreate)
         case .unsupported: self.init(error.description, status: .usage)
+        case .containerCannotHold(_, _, let mediaType):
+            self.init("\(error.description); choose another --\(mediaType == .video ? "video" : "audio")-codec or container", status: .usage)
+        case .copyNeedsCompressedFrames(let pixelFormat):
+            self.init("--video-codec copy needs a camera that delivers compressed frames (MJPEG, H.264); this one delivers raw \(pixelFormat) frames", status: .usage)
         case .diskFull, .writeFailed: self.init(error.description, status: .ioError)
         case .nothingWritten: self.init(error.description, status: .dataError)
         case .deviceLost: self.init(error.description, status: .unavailable)

@@ -51,8 +51,12 @@ public struct TorchStatus: Sendable, Hashable {
 
 /// Why a torch could not be found or changed.
 public enum TorchError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Nothing drives a torch for this device or system.
+    /// The device (or light) has no torch of the kind asked for.
     case noTorch(String, reason: String)
+    /// No light was found at all for this device or system: no V4L2 flash
+    /// controls, no flash sub-device, no LED class torch or flash. Any LED
+    /// class device can still be driven by name (`torch(led:)`).
+    case noLightFound(String, reason: String)
     /// No LED class device by that name.
     case noSuchLED(String, available: [String])
     /// A level outside 0…1 (or 0 itself, which turns nothing on).
@@ -71,7 +75,7 @@ public enum TorchError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .noTorch(let subject, let reason):
+        case .noTorch(let subject, let reason), .noLightFound(let subject, let reason):
             return "\(subject): no torch: \(reason)"
         case .noSuchLED(let name, let available):
             let list = available.isEmpty ? "there are no LED class devices" : "LEDs here: \(available.prefix(8).joined(separator: ", "))\(available.count > 8 ? " …" : "")"

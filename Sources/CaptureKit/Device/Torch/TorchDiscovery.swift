@@ -25,7 +25,7 @@ public struct TorchDiscovery: Sendable {
         self.sysfsRoot = sysfsRoot
     }
 
-    /// The light of the camera at `path`. Throws `.noTorch` when none of the
+    /// The light of the camera at `path`. Throws `.noLightFound` when none of the
     /// sources has one, saying what was looked at.
     public func torch(forDevice path: String, clock: any ControlClock = MonotonicControlClock()) throws(TorchError) -> Torch {
         let controls: DeviceControls
@@ -46,7 +46,7 @@ public struct TorchDiscovery: Sendable {
         if let name = LEDTorch.cameraLights(sysfsRoot: sysfsRoot).first {
             return Torch(backend: try LEDTorch(name: name, sysfsRoot: sysfsRoot))
         }
-        throw .noTorch(path, reason: "it has no V4L2 flash controls, no flash sub-device in its media graph, and there is no LED class torch or flash (\(sysfsRoot)/class/leds/*:torch, *:flash); any LED can be driven with --led NAME")
+        throw .noLightFound(path, reason: "it has no V4L2 flash controls, no flash sub-device in its media graph, and there is no LED class torch or flash (\(sysfsRoot)/class/leds/*:torch, *:flash)")
     }
 
     /// The LED class device `name` as a torch (any LED: `input0::capslock` too).
@@ -71,7 +71,7 @@ public struct TorchDiscovery: Sendable {
             return Torch(backend: try LEDTorch(name: name, sysfsRoot: sysfsRoot))
         }
         let looked = cameras.isEmpty ? "there is no camera" : "no camera (\(cameras.joined(separator: ", "))) has flash controls"
-        throw .noTorch("this system", reason: "\(looked), and there is no LED class torch or flash under \(sysfsRoot)/class/leds; any LED can be driven with --led NAME")
+        throw .noLightFound("this system", reason: "\(looked), and there is no LED class torch or flash under \(sysfsRoot)/class/leds")
     }
 
     /// Whether the camera at `path`, open as `node`, has a torch and a flash:

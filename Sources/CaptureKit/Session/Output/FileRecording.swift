@@ -21,42 +21,27 @@ import Glibc
 final class FileRecording: @unchecked Sendable {
     // MARK: Configuration, fixed when the recording starts
 
-    /// How the files are named.
-    enum Destination {
-        case path(String)
-        case template(FileNameTemplate)
-    }
-
     private weak var output: CaptureFileOutput?
-    private let template: FileNameTemplate?
-    private let settings: RecordingSettings
+    private let files: RecordingFileFactory
     private let maxRecordedDuration: MediaTime
     private let maxRecordedFileSize: Int64
     private let minFreeDiskSpaceLimit: Int64
     private let segmentDuration: MediaTime
     private let segmentFileSize: Int64
-    private let overwritesExistingFiles: Bool
     private let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     private let queueCapacity: Int
     private let recordedMediaTypes: Set<MediaType>
 
-    init(output: CaptureFileOutput, destination: Destination, delegate: (any CaptureFileOutputRecordingDelegate)?) {
+    init(output: CaptureFileOutput, destination: RecordingFileFactory.Destination, delegate: (any CaptureFileOutputRecordingDelegate)?) {
         self.output = output
-        switch destination {
-        case .path(let path):
-            template = nil
-            literalPaths = [path]
-        case .template(let named):
-            template = named
-        }
+        files = RecordingFileFactory(destination: destination, settings: output.settings,
+                                     overwritesExistingFiles: output.overwritesExistingFiles, recordedMediaTypes: output.recordedMediaTypes)
         strongDelegate = delegate
-        settings = output.settings
         maxRecordedDuration = output.maxRecordedDuration
         maxRecordedFileSize = output.maxRecordedFileSize
         minFreeDiskSpaceLimit = output.minFreeDiskSpaceLimit
         segmentDuration = output.segmentDuration
         segmentFileSize = output.segmentFileSize
-        overwritesExistingFiles = output.overwritesExistingFiles
         sampleHandler = output.sampleHandler
         queueCapacity = output.queueCapacity
         recordedMediaTypes = output.recordedMediaTypes
@@ -121,7 +106,6 @@ final class FileRecording: @unchecked Sendable {
 
     /// Guards the requests, the statistics and what other threads ask for.
     private let lock = WriterLock()
-    private var literalPaths: [String] = []
     private var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
     private var commands: [Command] = []
     private var stats = RecordingStatistics()
@@ -191,7 +175,8 @@ final class FileRecording: @unchecked Sendable {
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
         }
-        let file = try openFile(number: 1)
+        let file = try files.open(number: 1, inputs: inputs)
+        lock.withLock { currentPath = file.path }
         settleKeyframeRules(file)
         current = file
         queue = BoundedQueue(capacity: queueCapacity)
@@ -199,121 +184,6 @@ final class FileRecording: @unchecked Sendable {
             lock.withLock { writingThreadID = pthread_self() }
             writingLoop()
         }
-    }
-
-    /// The path of file `number`.
-    private func path(number: Int) -> String {
-        lock.withLock {
-            if let template {
-                return template.hasCounter ? template.path(number: number) : FileNameTemplate.numbered(template.path(number: number), number: number)
-            }
-            if number <= literalPaths.count { return literalPaths[number - 1] }
-            return FileNameTemplate.numbered(literalPaths.first ?? "recording.mp4", number: number)
-        }
-    }
-
-    /// Creates file `number` (or the given path) and starts its writer.
-    private func openFile(number: Int, path explicitPath: String? = nil) throws(RecordingError) -> RecordingFileWriter {
-        let path = explicitPath ?? self.path(number: number)
-        guard let fileType = settings.fileType ?? FileType(path: path) else {
-            throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
-        }
-        var writerInputs: [AssetWriterInput?] = []
-        var audioInputs: [AssetWriterInput] = []
-        for input in inputs {
-            guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
-            let outputSettings: OutputSettings
-            switch input.mediaType {
-            case .video:
-                guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
-                outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
-            case .audio:
-                guard let format = input.source.audioFormat else { throw .unsupported("\(input.source.path): no audio format") }
-                outputSettings = try settings.outputSettings(forAudio: format, fileType: fileType)
-            }
-            let writerInput = AssetWriterInput(outputSettings: outputSettings)
-            writerInput.expectsMediaDataInRealTime = settings.realTime
-            // A camera's compressed frames recorded with an encoder are decoded first.
-            if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
-                do throws(WriterError) {
-                    try writerInput.setUpDecoding(codecName: codecName, configuration: format.codecConfiguration)
-                } catch {
-                    throw .unsupported("\(input.source.path): \(error)")
-                }
-            }
-            writerInputs.append(writerInput)
-            if input.mediaType == .audio { audioInputs.append(writerInput) }
-        }
-        if overwritesExistingFiles { removeExisting(path) }
-        let writer: AssetWriter
-        do {
-            writer = try AssetWriter(outputPath: path, fileType: fileType)
-        } catch {
-            throw Self.creationError(error, path: path)
-        }
-        writer.movieFragmentInterval = settings.fragmentInterval
-        writer.shouldOptimizeForNetworkUse = settings.optimizeForNetworkUse
-        var metadata = settings.metadata
-        if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
-        writer.metadata = metadata
-        do throws(WriterError) {
-            for case let writerInput? in writerInputs {
-                guard writer.canAdd(writerInput) else {
-                    throw .invalidSettings(writer.reasonInputCannotBeAdded(writerInput) ?? "the track cannot be added")
-                }
-                try writer.add(writerInput)
-            }
-            if settings.audioTracksAreAlternates, audioInputs.count > 1 {
-                let group = AssetWriterInputGroup(inputs: audioInputs, defaultInput: audioInputs[0])
-                guard writer.canAdd(group) else {
-                    throw .invalidSettings("a \(fileType.displayName) file cannot mark audio tracks as alternates")
-                }
-                try writer.add(group)
-            }
-            try writer.startWriting()
-        } catch {
-            writer.cancelWriting()
-            switch error {
-            case .invalidSettings(let reason), .invalidState(let reason): throw .unsupported("\(path): \(reason)")
-            default: throw Self.writeError(error, path: path)
-            }
-        }
-        lock.withLock { currentPath = path }
-        return RecordingFileWriter(path: path, index: number, writer: writer, writerInputs: writerInputs)
-    }
-
-    private func removeExisting(_ path: String) {
-        var info = stat()
-        // Only a file (or a link, itself) is replaced; never a directory.
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { unlink(path) }
-    }
-
-    static func creationError(_ error: WriterError, path: String) -> RecordingError {
-        switch error {
-        case .outputExists: return .cannotCreate(path: path, reason: "already exists; it is never overwritten unless asked (--overwrite)")
-        case .directoryMissing: return .cannotCreate(path: path, reason: "the directory does not exist")
-        case .notWritable(_, let cause): return .cannotCreate(path: path, reason: "the directory is not writable (\(cause.reason))")
-        case .cannotCreate(_, let cause): return .cannotCreate(path: path, reason: cause.reason)
-        case .invalidSettings(let reason): return .unsupported(reason)
-        case .unsupportedFileType, .encoderNotFound, .codecNotAllowed: return .unsupported(error.description)
-        default: return .cannotCreate(path: path, reason: error.description)
-        }
-    }
-
-    static func writeError(_ error: WriterError, path: String) -> RecordingError {
-        if case .noDecodableStart = error { return .nothingWritten(path: path, reason: error.description + "; the file was removed") }
-        if case .io(_, let cause) = error, cause.errno == ENOSPC || cause.errno == EDQUOT { return .diskFull(path: path) }
-        if case .ffmpeg(let cause) = error, cause.code == -ENOSPC { return .diskFull(path: path) }
-        return .writeFailed(path: path, reason: error.description)
-    }
-
-    static func iso8601Now() -> String {
-        var seconds = time(nil)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
-        return String(cString: buffer)
     }
 
     // MARK: From the capture threads
@@ -561,7 +431,7 @@ final class FileRecording: @unchecked Sendable {
                 delegateCall { $1.fileOutput($0, didStartRecordingTo: file.path) }
             }
         } catch {
-            fail(Self.writeError(error, path: file.path), file: file)
+            fail(RecordingFileFactory.writeError(error, path: file.path), file: file)
         }
     }
 
@@ -629,7 +499,7 @@ final class FileRecording: @unchecked Sendable {
             if case .damagedSample = error { refused = true }
             if case .invalidState = error, file.writer.status == .writing { refused = true }
             guard refused else {
-                fail(Self.writeError(file.writer.error ?? error, path: file.path), file: file)
+                fail(RecordingFileFactory.writeError(file.writer.error ?? error, path: file.path), file: file)
                 return
             }
             let lost: Int
@@ -651,7 +521,7 @@ final class FileRecording: @unchecked Sendable {
             paused = true
             if let start = file.sessionStart {
                 let end = max(time, start)
-                do { try file.writer.endSession(atSourceTime: end) } catch { fail(Self.writeError(error, path: file.path), file: file); return }
+                do { try file.writer.endSession(atSourceTime: end) } catch { fail(RecordingFileFactory.writeError(error, path: file.path), file: file); return }
                 file.closedDuration = file.closedDuration + (end - start)
                 file.sessionStart = nil
                 file.lastSession?.end = end
@@ -674,7 +544,8 @@ final class FileRecording: @unchecked Sendable {
     private func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
         let next: RecordingFileWriter
         do {
-            next = try openFile(number: fileCount + 2, path: path)
+            next = try files.open(number: fileCount + 2, path: path, inputs: inputs)
+            lock.withLock { currentPath = next.path }
         } catch {
             stop(file, at: time, reason: .error, error: error)
             return
@@ -739,9 +610,9 @@ final class FileRecording: @unchecked Sendable {
         var error: RecordingError?
         let before = file.videoWriterCounts
         if file.writer.status == .writing {
-            do { try file.writer.finishWriting() } catch let failure { error = Self.writeError(failure, path: file.path) }
+            do { try file.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: file.path) }
         } else if let failure = file.writer.error {
-            error = Self.writeError(failure, path: file.path)
+            error = RecordingFileFactory.writeError(failure, path: file.path)
         }
         // Pictures a decoder held until the end are in the file too.
         let after = file.videoWriterCounts

@@ -19,10 +19,17 @@ public enum RecordingStopReason: String, Sendable, Hashable, Codable {
 public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The recording stopped at a limit; the file is complete.
     case limitReached(RecordingStopReason)
-    /// The output file cannot be created (exists, directory missing or not writable).
+    /// The output file cannot be created (directory missing or not writable).
     case cannotCreate(path: String, reason: String)
-    /// The settings cannot be used (codec not allowed in the container …).
+    /// Something already exists at the output path; files are never overwritten
+    /// unless `overwritesExistingFiles` asks for it.
+    case outputExists(path: String)
+    /// The settings cannot be used.
     case unsupported(String)
+    /// The container cannot hold the track's codec (`codec` as libavcodec names it).
+    case containerCannotHold(fileType: FileType, codec: String, mediaType: MediaType)
+    /// Compressed frames were to be copied, and the camera delivers raw ones in this pixel format.
+    case copyNeedsCompressedFrames(pixelFormat: String)
     /// The disk filled up; the file is readable up to its last fragment.
     case diskFull(path: String)
     /// Writing failed.
@@ -39,7 +46,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     public var recordingSuccessfullyFinished: Bool {
         switch self {
         case .limitReached, .deviceLost: return true
-        case .cannotCreate, .unsupported, .diskFull, .writeFailed, .nothingWritten, .capture: return false
+        case .cannotCreate, .outputExists, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .diskFull, .writeFailed, .nothingWritten, .capture: return false
         }
     }
 
@@ -47,7 +54,12 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .limitReached(let reason): return "the recording reached its \(reason.rawValue) limit"
         case .cannotCreate(let path, let reason): return "\(path): \(reason)"
+        case .outputExists(let path): return "\(path): already exists"
         case .unsupported(let reason): return reason
+        case .containerCannotHold(let fileType, let codec, let mediaType):
+            return "a \(fileType.displayName) file cannot hold \(codec) \(mediaType.rawValue)"
+        case .copyNeedsCompressedFrames(let pixelFormat):
+            return "copying needs a camera that delivers compressed frames (MJPEG, H.264); this one delivers raw \(pixelFormat) frames"
         case .diskFull(let path): return "\(path): the disk is full"
         case .writeFailed(let path, let reason): return "\(path): \(reason)"
         case .nothingWritten(let path, let reason): return "\(path): no frame could be written: \(reason)"

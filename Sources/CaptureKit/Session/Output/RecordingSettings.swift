@@ -65,7 +65,7 @@ public struct RecordingSettings: Sendable, Hashable {
             // keyframes: the writer's header waits for the first one.
             settings = .passthrough(.video(codecName: codecName, width: format.width, height: format.height, extradata: format.codecConfiguration))
         case (.passthrough, .raw(let pixelFormat, _)):
-            throw .unsupported("--video-codec copy needs a camera that delivers compressed frames (MJPEG, H.264); this one delivers raw \(pixelFormat) frames")
+            throw .copyNeedsCompressedFrames(pixelFormat: pixelFormat.description)
         case (.automatic, _), (.encode, _):
             let codec: VideoCodec
             if case .encode(let chosen) = video { codec = chosen } else { codec = Self.defaultVideoCodec(for: fileType) }
@@ -80,7 +80,7 @@ public struct RecordingSettings: Sendable, Hashable {
                                                   encoderOptions: options))
         }
         guard AssetWriter.canApply(outputSettings: settings, forMediaType: .video, fileType: fileType) else {
-            throw .unsupported("a \(fileType.displayName) file cannot hold \(settings.codecName) video; choose another --video-codec or container")
+            throw .containerCannotHold(fileType: fileType, codec: settings.codecName, mediaType: .video)
         }
         return settings
     }
@@ -94,7 +94,7 @@ public struct RecordingSettings: Sendable, Hashable {
         let rate = codec == .opus && ![8000, 12000, 16000, 24000, 48000].contains(format.sampleRate) ? 48000 : format.sampleRate
         let settings = OutputSettings.audio(AudioOutputSettings(codec: codec, sampleRate: rate, channels: format.channels, bitRate: audioBitRate))
         guard AssetWriter.canApply(outputSettings: settings, forMediaType: .audio, fileType: fileType) else {
-            throw .unsupported("a \(fileType.displayName) file cannot hold \(codec.name) audio; choose another --audio-codec or container")
+            throw .containerCannotHold(fileType: fileType, codec: codec.name, mediaType: .audio)
         }
         return settings
     }

@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes the files of a recording: names them (a path, or a template's
+/// numbered names), chooses each track's settings for the container, and
+/// creates the file with its writer, refusing what the container cannot
+/// hold before anything is captured into it.
+struct RecordingFileFactory {
+    /// How the files are named.
+    enum Destination {
+        case path(String)
+        case template(FileNameTemplate)
+    }
+
+    let destination: Destination
+    let settings: RecordingSettings
+    let overwritesExistingFiles: Bool
+    let recordedMediaTypes: Set<MediaType>
+
+    /// The path of file `number`: the template's, or the path given (then
+    /// numbered: `take.mp4`, `take-2.mp4` …).
+    func path(number: Int) -> String {
+        switch destination {
+        case .template(let template):
+            return template.hasCounter ? template.path(number: number) : FileNameTemplate.numbered(template.path(number: number), number: number)
+        case .path(let path):
+            return number == 1 ? path : FileNameTemplate.numbered(path, number: number)
+        }
+    }
+
+    /// Creates file `number` (or the given path) for `inputs` and starts its writer.
+    func open(number: Int, path explicitPath: String? = nil, inputs: [CaptureInput]) throws(RecordingError) -> RecordingFileWriter {
+        let path = explicitPath ?? self.path(number: number)
+        guard let fileType = settings.fileType ?? FileType(path: path) else {
+            throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+        }
+        var writerInputs: [AssetWriterInput?] = []
+        var audioInputs: [AssetWriterInput] = []
+        for input in inputs {
+            guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
+            let outputSettings: OutputSettings
+            switch input.mediaType {
+            case .video:
+                guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
+                outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
+            case .audio:
+                guard let format = input.source.audioFormat else { throw .unsupported("\(input.source.path): no audio format") }
+                outputSettings = try settings.outputSettings(forAudio: format, fileType: fileType)
+            }
+            let writerInput = AssetWriterInput(outputSettings: outputSettings)
+            writerInput.expectsMediaDataInRealTime = settings.realTime
+            // A camera's compressed frames recorded with an encoder are decoded first.
+            if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
+                do throws(WriterError) {
+                    try writerInput.setUpDecoding(codecName: codecName, configuration: format.codecConfiguration)
+                } catch {
+                    throw .unsupported("\(input.source.path): \(error)")
+                }
+            }
+            writerInputs.append(writerInput)
+            if input.mediaType == .audio { audioInputs.append(writerInput) }
+        }
+        if overwritesExistingFiles { removeExisting(path) }
+        let writer: AssetWriter
+        do {
+            writer = try AssetWriter(outputPath: path, fileType: fileType)
+        } catch {
+            throw Self.creationError(error, path: path)
+        }
+        writer.movieFragmentInterval = settings.fragmentInterval
+        writer.shouldOptimizeForNetworkUse = settings.optimizeForNetworkUse
+        var metadata = settings.metadata
+        if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
+        writer.metadata = metadata
+        do throws(WriterError) {
+            for case let writerInput? in writerInputs {
+                guard writer.canAdd(writerInput) else {
+                    throw .invalidSettings(writer.reasonInputCannotBeAdded(writerInput) ?? "the track cannot be added")
+                }
+                try writer.add(writerInput)
+            }
+            if settings.audioTracksAreAlternates, audioInputs.count > 1 {
+                let group = AssetWriterInputGroup(inputs: audioInputs, defaultInput: audioInputs[0])
+                guard writer.canAdd(group) else {
+                    throw .invalidSettings("a \(fileType.displayName) file cannot mark audio tracks as alternates")
+                }
+                try writer.add(group)
+            }
+            try writer.startWriting()
+        } catch {
+            writer.cancelWriting()
+            switch error {
+            case .invalidSettings(let reason), .invalidState(let reason): throw .unsupported("\(path): \(reason)")
+            default: throw Self.writeError(error, path: path)
+            }
+        }
+        return RecordingFileWriter(path: path, index: number, writer: writer, writerInputs: writerInputs)
+    }
+
+    private func removeExisting(_ path: String) {
+        var info = stat()
+        // Only a file (or a link, itself) is replaced; never a directory.
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { unlink(path) }
+    }
+
+    static func creationError(_ error: WriterError, path: String) -> RecordingError {
+        switch error {
+        case .outputExists: return .outputExists(path: path)
+        case .directoryMissing: return .cannotCreate(path: path, reason: "the directory does not exist")
+        case .notWritable(_, let cause): return .cannotCreate(path: path, reason: "the directory is not writable (\(cause.reason))")
+        case .cannotCreate(_, let cause): return .cannotCreate(path: path, reason: cause.reason)
+        case .invalidSettings(let reason): return .unsupported(reason)
+        case .unsupportedFileType, .encoderNotFound, .codecNotAllowed: return .unsupported(error.description)
+        default: return .cannotCreate(path: path, reason: error.description)
+        }
+    }
+
+    static func writeError(_ error: WriterError, path: String) -> RecordingError {
+        if case .noDecodableStart = error { return .nothingWritten(path: path, reason: error.description + "; the file was removed") }
+        if case .io(_, let cause) = error, cause.errno == ENOSPC || cause.errno == EDQUOT { return .diskFull(path: path) }
+        if case .ffmpeg(let cause) = error, cause.code == -ENOSPC { return .diskFull(path: path) }
+        return .writeFailed(path: path, reason: error.description)
+    }
+
+    static func iso8601Now() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(cString: buffer)
+    }
+
+}
