@@ -18,10 +18,13 @@ extension Capctl {
             FORMATS
               --format jpeg, png or raw; without it, OUT's extension decides (.jpg/.jpeg, .png, \
             .raw). A camera's MJPEG frame is written to a JPEG as it came, without decoding and \
-            re-encoding (unless --quality asks for re-encoding). raw writes the frame's bytes as \
-            the camera delivered them, and beside them OUT.json describing them: fourcc, \
-            pixelFormat (libavutil's name, or the codec), width, height, bytesPerLine (0 when \
-            compressed), byteCount, timestampNanoseconds (CLOCK_MONOTONIC), sequence. Bayer cameras \
+            re-encoding (unless --quality asks for re-encoding). An H.264 or HEVC camera's frame is \
+            decoded from the keyframe (IDR) before it, then encoded: frames before the stream's \
+            first keyframe cannot be decoded and never become the photo. raw writes the frame's \
+            bytes as the camera delivered them (an H.264 access unit as it came), and beside them \
+            OUT.json describing them: fourcc, pixelFormat (libavutil's name, or the codec), width, \
+            height, bytesPerLine (0 when compressed), byteCount, timestampNanoseconds \
+            (CLOCK_MONOTONIC), sequence, keyframe (whether the frame decodes on its own). Bayer cameras \
             are read through libv4l2's conversion. --size and --pixel-format ask the camera for a \
             size and format it offers; --quality (1 to 100) sets the JPEG quality.
 
@@ -39,7 +42,8 @@ extension Capctl {
             LIVE PHOTOS
               --live also writes a movie of about 3 seconds, 1.5 s before and after the photo, \
             beside it (OUT with .mov, or .mp4 with --live-format mp4); the photo's time in the \
-            movie is reported.
+            movie is reported. From an H.264 or HEVC camera the movie starts no earlier than the \
+            first keyframe.
 
             PROGRESS
               On a terminal, one line per photo. With --json, or when stdout is not a terminal, \

@@ -4,47 +4,82 @@ import Glibc
 #endif
 
 /// Turns captured frames into images: raw frames are read in place (no
-/// copy) and converted with libswscale; MJPEG frames are decoded first.
-/// Used on a photo output's processing thread only.
+/// copy) and converted with libswscale; compressed frames are decoded first,
+/// an H.264 or HEVC frame from its keyframe on (see `PhotoFrame`), each
+/// photo with a decoder of its own. Used on a photo output's processing thread only.
 final class PhotoFrameConverter {
     private var converters: [String: PixelConverter] = [:]
-    private var decoder: UnsafeMutablePointer<AVCodecContext>?
-    private var decoderCodec = ""
 
-    deinit {
-        if decoder != nil { avcodec_free_context(&decoder) }
+    /// A converter to `format` at `width` x `height`, kept for the next image of that kind.
+    private func converter(_ format: PixelFormat, width: Int, height: Int) throws(PhotoError) -> PixelConverter {
+        let key = "\(format.name) \(width)x\(height)"
+        if let existing = converters[key] { return existing }
+        let made: PixelConverter
+        do { made = try PixelConverter(pixelFormat: format, width: width, height: height) } catch { throw .processing(error.description) }
+        converters[key] = made
+        return made
     }
 
-    /// `sample` as a new image in `format` at `width` x `height`.
-    func image(of sample: VideoSampleBuffer, format: PixelFormat, width: Int, height: Int) throws(PhotoError) -> PixelBuffer {
+    /// The chosen frame of `photo` as a new image in `format` at `width` x
+    /// `height`. `configuration` is the codec configuration compressed frames
+    /// do not carry (a file's avcC record; empty for a camera).
+    func image(of photo: PhotoFrame, configuration: [UInt8] = [], format: PixelFormat, width: Int, height: Int) throws(PhotoError) -> PixelBuffer {
         FFmpegLogging.configure()
-        let key = "\(format.name) \(width)x\(height)"
-        let converter: PixelConverter
-        if let existing = converters[key] {
-            converter = existing
-        } else {
-            do { converter = try PixelConverter(pixelFormat: format, width: width, height: height) } catch {
-                throw .processing(error.description)
-            }
-            converters[key] = converter
-        }
+        let sample = photo.chosen
         switch sample.layout {
         case .raw(let pixelFormat, let bytesPerRow):
+            let converter = try converter(format, width: width, height: height)
             return try Self.withFrame(over: sample, pixelFormat: pixelFormat, bytesPerRow: bytesPerRow) { frame throws(PhotoError) in
                 do throws(WriterError) { return try converter.convert(frame: frame) } catch { throw .processing(error.description) }
             }
         case .compressed(let codec):
-            let decoded = try decode(sample, codec: codec)
-            var pointer: UnsafeMutablePointer<AVFrame>? = decoded
-            defer { av_frame_free(&pointer) }
-            // Decoders of JPEG give the full-range formats (yuvj422p) libswscale reads as is.
-            do { return try converter.convert(frame: decoded) } catch { throw .processing(error.description) }
+            var image: PixelBuffer?
+            try pictures(of: photo.frames, codec: codec, configuration: configuration, format: format, width: width, height: height,
+                         wanted: { $0 == sample.presentationTime && image == nil }) { picture, _ in image = picture }
+            guard let image else {
+                throw .processing("the \(codec) frame at \(sample.presentationTime.seconds) s gave no picture")
+            }
+            return image
         }
     }
 
-    /// The mean luma of `sample`, 0 (black) to 1 (white), from a small grey copy.
-    func meanLuma(of sample: VideoSampleBuffer) throws(PhotoError) -> Double {
-        let grey = try image(of: sample, format: .gray8, width: 64, height: 48)
+    /// Decodes compressed `frames` in order with a fresh decoder, from the
+    /// first keyframe on, and hands each picture whose time is `wanted` to
+    /// `body`, converted to `format` at `width` x `height`, with its time.
+    /// Pictures the decoder holds back (frames reordered) come at the end; a
+    /// frame the decoder cannot read (a damaged one) gives no picture.
+    func pictures(of frames: [VideoSampleBuffer], codec: String, configuration: [UInt8], format: PixelFormat, width: Int, height: Int,
+                  wanted: (MediaTime) -> Bool, _ body: (PixelBuffer, MediaTime) throws(PhotoError) -> Void) throws(PhotoError) {
+        FFmpegLogging.configure()
+        let converter = try converter(format, width: width, height: height)
+        let decoder: CompressedFrameDecoder
+        do { decoder = try CompressedFrameDecoder(codecName: codec, configuration: configuration) } catch { throw .processing(error.description) }
+        var failure: PhotoError?
+        func receive(_ picture: UnsafeMutablePointer<AVFrame>, _ time: MediaTime) throws(WriterError) {
+            guard failure == nil, wanted(time) else { return }
+            // Decoders of JPEG give the full-range formats (yuvj422p) libswscale reads as is.
+            let image = try converter.convert(frame: picture)
+            do throws(PhotoError) { try body(image, time) } catch { failure = error }
+        }
+        do throws(WriterError) {
+            for frame in frames where decoder.canStart(at: frame.isKeyframe) {
+                do throws(WriterError) {
+                    try decoder.decode(frame.bytes, time: frame.presentationTime, receive: receive)
+                } catch .damagedSample {
+                    // A frame the decoder cannot read is lost on its own, as in a recording.
+                }
+                if failure != nil { break }
+            }
+            if failure == nil { try decoder.flush(receive: receive) }
+        } catch {
+            throw .processing(error.description)
+        }
+        if let failure { throw failure }
+    }
+
+    /// The mean luma of the chosen frame of `photo`, 0 (black) to 1 (white), from a small grey copy.
+    func meanLuma(of photo: PhotoFrame, configuration: [UInt8] = []) throws(PhotoError) -> Double {
+        let grey = try image(of: photo, configuration: configuration, format: .gray8, width: 64, height: 48)
         let stride = grey.bytesPerRow(plane: 0)
         let total = grey.withUnsafeBytes(plane: 0) { bytes -> Int in
             var sum = 0
@@ -87,43 +122,5 @@ final class PhotoFrameConverter {
             for index in 0..<4 { slots[index] = strides[index] }
         }
         return try body(frame)
-    }
-
-    /// One compressed frame, decoded (a frame the caller frees).
-    private func decode(_ sample: VideoSampleBuffer, codec name: String) throws(PhotoError) -> UnsafeMutablePointer<AVFrame> {
-        FFmpegLogging.configure()
-        if decoder == nil || decoderCodec != name {
-            if decoder != nil { avcodec_free_context(&decoder) }
-            guard let codec = avcodec_find_decoder_by_name(name) else { throw .processing("no \(name) decoder in this FFmpeg") }
-            guard let context = avcodec_alloc_context3(codec) else { throw .processing("out of memory") }
-            decoder = context
-            let opened = avcodec_open2(context, codec, nil)
-            guard opened >= 0 else {
-                avcodec_free_context(&decoder)
-                throw .processing(FFmpegError(call: "avcodec_open2(\(name))", code: opened).description)
-            }
-            decoderCodec = name
-        }
-        guard let context = decoder, let packet = av_packet_alloc() else { throw .processing("out of memory") }
-        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&packetPointer) }
-        guard av_new_packet(packet, Int32(sample.bytes.count)) >= 0 else { throw .processing("out of memory") }
-        if let base = sample.bytes.baseAddress { packet.pointee.data.update(from: base.assumingMemoryBound(to: UInt8.self), count: sample.bytes.count) }
-        packet.pointee.flags |= AV_PKT_FLAG_KEY
-        let sent = avcodec_send_packet(context, packet)
-        guard sent >= 0 else { throw .processing("the \(name) frame does not decode: \(FFmpegError(call: "avcodec_send_packet", code: sent))") }
-        guard let frame = av_frame_alloc() else { throw .processing("out of memory") }
-        var received = avcodec_receive_frame(context, frame)
-        if received == cffmpeg_averror(EAGAIN) {
-            _ = avcodec_send_packet(context, nil)
-            received = avcodec_receive_frame(context, frame)
-            avcodec_flush_buffers(context)
-        }
-        guard received >= 0 else {
-            var pointer: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&pointer)
-            throw .processing("the \(name) frame does not decode: \(FFmpegError(call: "avcodec_receive_frame", code: received))")
-        }
-        return frame
     }
 }

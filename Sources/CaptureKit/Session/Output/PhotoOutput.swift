@@ -9,6 +9,12 @@ import Glibc
 /// a processing thread of its own: JPEG (a camera's MJPEG frame written as it
 /// came, without decoding), PNG, or the raw frame with a JSON description.
 ///
+/// From an H.264 or HEVC camera, a frame can become a photo only from the
+/// first keyframe (IDR) on: frames before it cannot be decoded and are
+/// skipped. The output keeps copies of the frames since the latest keyframe
+/// (see `PhotoFrameRun`) and decodes the chosen frame from there; a raw photo
+/// is the chosen access unit as it came.
+///
 /// Requests are served one at a time, in order; each takes a later frame than
 /// the one before. On the capture thread the output only counts frames and
 /// hands one over when a request waits for it, so capture never waits on an
@@ -33,6 +39,10 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     public var livePhotoMovieDuration = MediaTime(value: 3, timescale: 1)
     /// At most this many frames are kept in the ring.
     public var livePhotoMaximumFrames = 400
+    /// At most this many bytes of an H.264/HEVC camera's frames are kept to
+    /// decode a photo from its keyframe; a longer run between keyframes makes
+    /// its frames wait for the next keyframe.
+    public var keyframeRunByteLimit = 64 << 20
 
     // MARK: State
 
@@ -43,7 +53,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
 
     private enum Message {
         case request(Request)
-        case frame(VideoSampleBuffer)
+        case frame(PhotoFrame)
         case ended(String)
     }
 
@@ -53,16 +63,20 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         var goodFrames = 0
         var emptyFrames = 0
         var firstTime: Int64?
+        /// When the first frame that could become a photo came (for H.264,
+        /// the first keyframe): a live photo's movie starts no earlier.
+        var firstEligible: Int64?
         /// A frame is wanted: the first good warm frame that meets this.
         var wanted: Want?
-        var ring: [VideoSampleBuffer] = []
+        var ring = LivePhotoRing(isInterCoded: false)
+        var run = PhotoFrameRun(layout: .raw(.gray8, bytesPerRow: nil), byteLimit: 0)
     }
 
     /// Which frame a waiting request takes.
     private struct Want {
         /// Captured at or after this time (nanoseconds), when set.
         var notBefore: Int64?
-        /// Captured at least this long after the first frame (nanoseconds).
+        /// Captured at least this long after the first frame that could be a photo (nanoseconds).
         var sinceFirst: Int64 = 0
     }
 
@@ -76,6 +90,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     private var format: CaptureVideoFormat?
     private var warmupSetting = PhotoWarmup.none
     private var liveEnabled = false
+    /// Whether capture keeps copies of frames for decoding (H.264, HEVC).
+    private var keepsFrameRuns = false
 
     // Processing thread only.
     private var pending: [Request] = []
@@ -142,8 +158,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         switch format.layout {
         case .compressed(let codec):
             if settings.format == .jpeg, codec == "mjpeg", settings.quality == nil, dimensions == frameSize { passthrough = true }
-            if settings.format != .raw && codec != "mjpeg" {
-                throw .unsupported("photos are made from MJPEG or uncompressed frames; this camera delivers \(codec) (\(format.fourcc)); ask it for another pixel format, or take a raw photo")
+            if settings.format != .raw && codec != "mjpeg" && AccessUnit.Codec(codecName: codec) == nil {
+                throw .unsupported("photos are made from MJPEG, H.264, HEVC or uncompressed frames; this camera delivers \(codec) (\(format.fourcc)); ask it for another pixel format, or take a raw photo")
             }
         case .raw(let pixelFormat, _):
             if settings.format != .raw && !pixelFormat.isConvertible(asInput: true) {
@@ -188,12 +204,18 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             defer { waitingForStart = [] }
             return waitingForStart
         }
+        let run = PhotoFrameRun(layout: format.layout, byteLimit: keyframeRunByteLimit)
+        keepsFrameRuns = run.keepsFrames
+        let lead = waiting.first.map { movieLead(for: $0.settings) }
         capture.withLock { state in
             state = CaptureState()
             state.videoInput = video
+            state.run = run
+            state.ring = LivePhotoRing(isInterCoded: run.isInterCoded)
             // A request made before the start takes the very first good frame
-            // (once warm), even if this thread is not yet waiting for it.
-            if !waiting.isEmpty { state.wanted = Want() }
+            // (once warm) that it can take, even if this thread is not yet
+            // waiting for it: for a live photo, once the movie's first half is there.
+            if let lead { state.wanted = Want(sinceFirst: lead) }
         }
         for request in waiting { queue.put(.request(request)) }
         lastTaken = nil
@@ -202,26 +224,23 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard case .video(let video) = sample else { return }
-        let (warmup, live) = (warmupSetting, liveEnabled)
+        let (warmup, live, keeps) = (warmupSetting, liveEnabled, keepsFrameRuns)
         let stamp = video.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
-        let copy: VideoSampleBuffer? = live && video.bytes.count > 0
+        // One copy serves the live ring and the keyframe run: capture buffers go back to the device.
+        let copy: VideoSampleBuffer? = (live || keeps) && video.bytes.count > 0
             ? VideoSampleBuffer(storage: SampleStorage(copying: video.bytes), layout: video.layout, width: video.width, height: video.height,
-                                presentationTime: video.presentationTime, duration: video.duration, sequence: video.sequence)
+                                presentationTime: video.presentationTime, duration: video.duration, sequence: video.sequence,
+                                isKeyframe: video.isKeyframe, decodeTime: video.decodeTime)
             : nil
-        let hand = capture.withLock { state -> Bool in
-            guard state.videoInput === input else { return false }
-            if let copy {
-                state.ring.append(copy)
-                let keep = livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value + 1_000_000_000
-                let excess = state.ring.count - livePhotoMaximumFrames
-                var drop = max(0, excess)
-                while drop < state.ring.count,
-                      stamp - state.ring[drop].presentationTime.converted(toTimescale: MonotonicClock.timescale).value > keep { drop += 1 }
-                if drop > 0 { state.ring.removeFirst(drop) }
-            }
+        let keep = livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value + 1_000_000_000
+        let maximumFrames = livePhotoMaximumFrames
+        let chosen = capture.withLock { state -> PhotoFrame? in
+            guard state.videoInput === input else { return nil }
+            if live, let copy { state.ring.append(copy, keep: keep, maximumFrames: maximumFrames) }
+            let eligible = state.run.take(copy ?? video)
             guard video.bytes.count > 0 else {
                 state.emptyFrames += 1
-                return false
+                return nil
             }
             state.goodFrames += 1
             if state.firstTime == nil { state.firstTime = stamp }
@@ -230,14 +249,15 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             case .frames(let count): warm = state.goodFrames > count
             case .duration(let time): warm = stamp - state.firstTime! >= time.converted(toTimescale: MonotonicClock.timescale).value
             }
-            guard warm, let wanted = state.wanted else { return false }
-            if let notBefore = wanted.notBefore, stamp < notBefore { return false }
-            if stamp - state.firstTime! < wanted.sinceFirst { return false }
+            if eligible, state.firstEligible == nil { state.firstEligible = stamp }
+            guard warm, eligible, let wanted = state.wanted, let firstEligible = state.firstEligible else { return nil }
+            if let notBefore = wanted.notBefore, stamp < notBefore { return nil }
+            if stamp - firstEligible < wanted.sinceFirst { return nil }
             state.wanted = nil
-            return true
+            return state.run.photoFrame(for: video)
         }
-        guard hand, let queue = lock.withLock({ self.queue }) else { return }
-        if !queue.put(.frame(video)) {
+        guard let chosen, let queue = lock.withLock({ self.queue }) else { return }
+        if !queue.put(.frame(chosen)) {
             capture.withLock { $0.wanted = Want() }
         }
     }
@@ -268,7 +288,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         queue?.close()
         thread?.join()
         capture.withLock { state in
-            state.ring = []
+            state.ring.removeAll()
+            state.run = PhotoFrameRun(layout: .raw(.gray8, bytesPerRow: nil), byteLimit: 0)
             state.wanted = nil
             state.videoInput = nil
         }
@@ -277,7 +298,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Processing thread
 
     private enum Wait {
-        case frame(VideoSampleBuffer)
+        case frame(PhotoFrame)
         case ended(String)
     }
 
@@ -317,8 +338,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             case .request(let request): pending.append(request)
             case .frame(let frame):
                 // A frame handed over earlier (before this wait began) must still meet it.
-                let stamp = frame.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
-                let (first, last) = capture.withLock { ($0.firstTime ?? stamp, lastTaken) }
+                let stamp = frame.chosen.presentationTime.converted(toTimescale: MonotonicClock.timescale).value
+                let (first, last) = capture.withLock { ($0.firstEligible ?? stamp, lastTaken) }
                 let fits = stamp >= (notBefore ?? .min) && stamp - first >= sinceFirst && stamp > (last ?? .min)
                 guard fits else {
                     capture.withLock { $0.wanted = want }
@@ -362,7 +383,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
                     fail(request, reason: reason, resolved: nil)
                     return .ended(reason)
                 case .frame(let frame):
-                    fires = try converter.meanLuma(of: frame) < darkLumaThreshold
+                    fires = try converter.meanLuma(of: frame, configuration: format.codecConfiguration) < darkLumaThreshold
                 }
             }
         } catch {
@@ -386,11 +407,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         delegate.photoOutput(self, willCapturePhotoFor: resolved)
 
-        let frame: VideoSampleBuffer
-        // A live photo waits until the ring holds the first half of its movie.
-        let before = resolved.livePhotoMovieFilePath != nil && lock.withLock({ liveEnabled })
-            ? livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value / 2 : 0
-        switch waitForFrame(queue, notBefore: firedAt, sinceFirst: before) {
+        let frame: PhotoFrame
+        switch waitForFrame(queue, notBefore: firedAt, sinceFirst: movieLead(for: settings)) {
         case .ended(let reason):
             if fires { flashDevice?.extinguish() }
             fail(request, reason: reason, resolved: resolved, after: 2)
@@ -399,7 +417,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             frame = taken
         }
         if fires { flashDevice?.extinguish() }
-        delegate.photoOutput(self, didCapturePhotoFor: resolved, timestamp: frame.presentationTime)
+        delegate.photoOutput(self, didCapturePhotoFor: resolved, timestamp: frame.chosen.presentationTime)
 
         var failure: PhotoError?
         do throws(PhotoError) {
@@ -411,7 +429,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         var outcome: Wait?
         if failure == nil, let moviePath = resolved.livePhotoMovieFilePath {
             do throws(PhotoError) {
-                let (movie, ended) = try makeLiveMovie(around: frame, path: moviePath, resolved: resolved, queue: queue)
+                let (movie, ended) = try makeLiveMovie(around: frame.chosen, path: moviePath, resolved: resolved, queue: queue)
                 delegate.photoOutput(self, didFinishProcessingLivePhotoMovie: movie)
                 if let ended { outcome = .ended(ended) }
             } catch {
@@ -422,9 +440,17 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         return outcome
     }
 
+    /// How long after the first frame that could be a photo a request's
+    /// frame comes: a live photo waits until the ring holds the first half of its movie.
+    private func movieLead(for settings: PhotoSettings) -> Int64 {
+        guard settings.livePhotoMovieFilePath != nil, lock.withLock({ liveEnabled }) else { return 0 }
+        return livePhotoMovieDuration.converted(toTimescale: MonotonicClock.timescale).value / 2
+    }
+
     // MARK: Making the photo
 
-    private func makePhoto(from frame: VideoSampleBuffer, resolved: ResolvedPhotoSettings) throws(PhotoError) -> CapturedPhoto {
+    private func makePhoto(from photo: PhotoFrame, resolved: ResolvedPhotoSettings) throws(PhotoError) -> CapturedPhoto {
+        let frame = photo.chosen
         let bytes: [UInt8]
         var description: RawPhotoDescription?
         if resolved.isPassthrough {
@@ -441,11 +467,12 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
                 description = RawPhotoDescription(
                     fourcc: format?.fourcc ?? "", pixelFormat: pixelFormat, width: frame.width, height: frame.height, bytesPerLine: bytesPerLine,
                     byteCount: bytes.count, timestampNanoseconds: frame.presentationTime.converted(toTimescale: MonotonicClock.timescale).value,
-                    sequence: frame.sequence)
+                    sequence: frame.sequence, keyframe: frame.isKeyframe)
             }
         } else {
             let imageFormat: ImageFormat = resolved.format == .png ? .png : .jpeg
-            let image = try converter.image(of: frame, format: imageFormat.pixelFormat, width: resolved.dimensions.width, height: resolved.dimensions.height)
+            let image = try converter.image(of: photo, configuration: videoFormat?.codecConfiguration ?? [], format: imageFormat.pixelFormat,
+                                            width: resolved.dimensions.width, height: resolved.dimensions.height)
             do { bytes = try ImageFile.encode(image, as: imageFormat, quality: resolved.quality) } catch { throw .processing(error.description) }
         }
         var sidecar: String?
@@ -492,7 +519,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             return "\\u" + Swift.String(repeating: "0", count: 4 - hex.count) + hex
         }
         return "{\"byteCount\":\(description.byteCount),\"bytesPerLine\":\(description.bytesPerLine),\"fourcc\":\(quoted(description.fourcc)),"
-            + "\"height\":\(description.height),\"pixelFormat\":\(quoted(description.pixelFormat)),\"sequence\":\(description.sequence),"
+            + "\"height\":\(description.height),\"keyframe\":\(description.keyframe),\"pixelFormat\":\(quoted(description.pixelFormat)),\"sequence\":\(description.sequence),"
             + "\"timestampNanoseconds\":\(description.timestampNanoseconds),\"width\":\(description.width)}\n"
     }
 
@@ -511,7 +538,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         let still = photo.presentationTime.converted(toTimescale: scale).value
         var ended: String?
         while ended == nil {
-            let latest = capture.withLock { $0.ring.last?.presentationTime.converted(toTimescale: scale).value } ?? still
+            let latest = capture.withLock { $0.ring.latest } ?? still
             if latest >= still + half { break }
             if let message = queue.take(timeoutNanoseconds: 20_000_000) {
                 switch message {
@@ -523,49 +550,11 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
                 ended = lock.withLock { endReason } ?? "the session stopped"
             }
         }
-        let frames = capture.withLock { state in
-            state.ring.filter {
-                let time = $0.presentationTime.converted(toTimescale: scale).value
-                return time >= still - half && time <= still + half
-            }
+        guard let selection = capture.withLock({ $0.ring.selection(from: still - half, to: still + half) }) else {
+            throw .processing("no frames were kept for the live photo movie")
         }
-        guard let first = frames.first else { throw .processing("no frames were kept for the live photo movie") }
-        do throws(WriterError) {
-            let writer = try AssetWriter(outputPath: path)
-            let settings = VideoOutputSettings(codec: .h264, width: first.width, height: first.height, quality: 20,
-                                               expectedFrameDuration: first.duration, encoderOptions: ["tune": "zerolatency"])
-            let input = AssetWriterInput(outputSettings: .video(settings))
-            try writer.add(input)
-            try writer.startWriting()
-            try writer.startSession(atSourceTime: first.presentationTime)
-            for frame in frames {
-                switch frame.layout {
-                case .raw(let format, let bytesPerRow):
-                    try input.appendPixels(frame.bytes, format: format, width: frame.width, height: frame.height, bytesPerRow: bytesPerRow,
-                                           presentationTime: frame.presentationTime, duration: frame.duration)
-                case .compressed:
-                    let image: PixelBuffer
-                    do { image = try converter.image(of: frame, format: .yuv420p, width: frame.width, height: frame.height) } catch {
-                        writer.cancelWriting()
-                        throw WriterError.invalidSettings(error.description)
-                    }
-                    try input.append(image, presentationTime: frame.presentationTime, duration: frame.duration)
-                }
-            }
-            try input.markAsFinished()
-            let last = frames.last!
-            // On the capture clock's nanosecond scale: 1/30 s and 1 ns have no common 32-bit timescale.
-            let end = last.presentationTime.converted(toTimescale: scale) + (last.duration ?? .zero).converted(toTimescale: scale)
-            try writer.endSession(atSourceTime: end)
-            try writer.finishWriting()
-            let duration = end - first.presentationTime.converted(toTimescale: scale)
-            let movie = LivePhotoMovie(resolvedSettings: resolved, path: path, duration: duration,
-                                       photoDisplayTime: photo.presentationTime.converted(toTimescale: scale) - first.presentationTime.converted(toTimescale: scale), frames: frames.count,
-                                       bytes: RecordingFileWriter.size(of: path))
-            return (movie, ended)
-        } catch {
-            if case .outputExists = error { throw .outputExists(path: path) }
-            throw .cannotWrite(path: path, reason: error.description)
-        }
+        let movie = try LivePhotoMovieWriter.write(selection, still: still, path: path, resolved: resolved,
+                                                   configuration: videoFormat?.codecConfiguration ?? [], converter: converter)
+        return (movie, ended)
     }
 }

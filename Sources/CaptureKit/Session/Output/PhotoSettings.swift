@@ -4,7 +4,8 @@ import Glibc
 
 /// The file format of a photo.
 public enum PhotoFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
-    /// JPEG: a camera's MJPEG frame as it came, else encoded.
+    /// JPEG: a camera's MJPEG frame as it came, else encoded (an H.264 or
+    /// HEVC frame decoded from its keyframe first).
     case jpeg
     /// PNG, 8-bit RGB.
     case png
@@ -156,6 +157,9 @@ public struct RawPhotoDescription: Sendable, Hashable, Codable {
     /// Capture time on CLOCK_MONOTONIC, in nanoseconds.
     public var timestampNanoseconds: Int64
     public var sequence: UInt64
+    /// Whether the frame decodes on its own: always for raw and MJPEG frames;
+    /// for H.264 and HEVC an IDR access unit (with its parameter sets from a camera).
+    public var keyframe: Bool
 }
 
 /// Why a photo request was refused or failed. Each case names what is wrong.
