@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `capctl snap` from an H.264 camera, played from raw Annex B files as a
+/// `capctl snap` from an H.264 (or HEVC) camera, played from raw Annex B files as a
 /// camera delivers them: the photo is decoded from the keyframe before it
 /// (and is that frame's picture, as ffmpeg decodes it), a stream joined in
 /// the middle of a GOP waits for its first IDR, a raw photo is the access
@@ -9,18 +9,20 @@ import Testing
 @Suite struct SnapH264CommandTests {
     typealias Scratch = SnapCommandTests.Scratch
 
-    /// `frames` frames of testsrc2 (320x240, 30 fps, or `rate`) as raw H.264, an IDR every 15
-    /// frames; with `cut`, the same stream without its first 5 access units (it starts
-    /// mid-GOP, at frame 5).
-    static func clip(in scratch: Scratch, frames: Int = 45, rate: Int = 30, cut: Bool = false) throws -> String {
-        let whole = scratch.file("clip-\(frames)-\(rate).h264")
+    /// `frames` frames of testsrc2 (320x240, 30 fps, or `rate`) as raw H.264 (or HEVC), a
+    /// keyframe every 15 frames; with `cut`, the same stream without its first 5 access units
+    /// (it starts mid-GOP, at frame 5).
+    static func clip(in scratch: Scratch, frames: Int = 45, rate: Int = 30, codec: String = "h264", cut: Bool = false) throws -> String {
+        let whole = scratch.file("clip-\(frames)-\(rate).\(codec)")
         if !FileManager.default.fileExists(atPath: whole) {
+            let encoder = codec == "hevc" ? ["-c:v", "libx265", "-x265-params", "keyint=15:min-keyint=15:bframes=0:log-level=error"]
+                : ["-c:v", "libx264", "-g", "15", "-bf", "0"]
             let made = try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=\(rate)",
-                                              "-frames:v", "\(frames)", "-c:v", "libx264", "-g", "15", "-bf", "0", whole])
+                                              "-frames:v", "\(frames)"] + encoder + [whole])
             try #require(made.status == 0)
         }
         guard cut else { return whole }
-        let part = scratch.file("cut-\(frames)-\(rate).h264")
+        let part = scratch.file("cut-\(frames)-\(rate).\(codec)")
         try #require(try runTool("ffmpeg", ["-v", "error", "-nostdin", "-i", whole, "-c", "copy", "-bsf:v", "noise=drop=lt(n\\,5)", part]).status == 0)
         return part
     }
@@ -57,7 +59,8 @@ import Testing
         expected += ["didFinishCapture", "finished"]
         #expect(events.map { $0["event"] as? String } == expected)
         #expect(Set(events.dropLast().compactMap { $0["uniqueID"] as? Int }).count == 1)
-        #expect(events.dropLast().allSatisfy { $0["fourcc"] as? String == "H264" && $0["passthrough"] as? Bool == false || $0["format"] as? String == "raw" })
+        #expect(events.dropLast().allSatisfy { ["H264", "HEVC"].contains($0["fourcc"] as? String) })
+        #expect(events.dropLast().allSatisfy { ($0["passthrough"] as? Bool) == ($0["format"] as? String == "raw") })
         #expect(events.last?["photos"] as? Int == 1 && events.last?["failed"] as? Int == 0)
     }
 
@@ -80,10 +83,11 @@ import Testing
         try Self.expectPicture(out, isFrame: 7, of: clip, in: scratch)
     }
 
-    @Test func aStreamJoinedMidGOPWaitsForItsFirstIDR() throws {
+    @Test(arguments: ["h264", "hevc"])
+    func aStreamJoinedMidGOPWaitsForItsFirstIDR(_ codec: String) throws {
         let scratch = try Scratch()
-        let clip = try Self.clip(in: scratch)
-        let cut = try Self.clip(in: scratch, cut: true)
+        let clip = try Self.clip(in: scratch, codec: codec)
+        let cut = try Self.clip(in: scratch, codec: codec, cut: true)
         let out = scratch.file("first.png")
         let result = try CapctlRun.run(["snap", "--video", "file:" + cut, "--warmup", "0", "--json", out])
         #expect(result.status == 0, "stderr: \(result.stderr)")
