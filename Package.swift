@@ -39,6 +39,11 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "RecordClip",
+            dependencies: ["CaptureKit"],
+            path: "Examples/RecordClip"
+        ),
+        .executableTarget(
             name: "capctl-bench",
             dependencies: ["CaptureKit", "CFFmpeg"]
         ),
@@ -48,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl"]
+            dependencies: ["capctl", "RecordClip"]
         ),
     ],
     swiftLanguageModes: [.v5]

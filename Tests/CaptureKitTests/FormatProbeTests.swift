@@ -117,8 +117,32 @@ struct FormatProbeTests {
         let active = try device.activeVideoFormat()
         #expect(active.fourcc.description == "YUYV")
         #expect(active.dimensions == FrameDimensions(width: 1280, height: 720))
-        #expect(try device.activeVideoMinFrameDuration() == MediaTime(value: 1001, timescale: 30000))
-        #expect(try device.activeVideoMaxFrameDuration() == MediaTime(value: 1001, timescale: 30000))
+        #expect(device.activeVideoMinFrameDuration == MediaTime(value: 1001, timescale: 30000))
+        #expect(device.activeVideoMaxFrameDuration == MediaTime(value: 1001, timescale: 30000))
+    }
+
+    /// The format capture uses is chosen on the device, under its
+    /// configuration lock (taken as an advisory lock other processes see).
+    @Test func activeFormatIsChosenUnderTheConfigurationLock() throws {
+        let device = try camera(.init(
+            current: V4L2CurrentFormat(pixelFormat: fourcc("YUYV"), width: 1280, height: 720),
+            currentInterval: Fraction(1, 30)))
+        let chosen = ActiveVideoFormat(fourcc: FourCC(parsing: "MJPG")!, dimensions: FrameDimensions(width: 640, height: 480))
+        device.activeFormat = chosen
+        #expect(device.activeFormat == nil, "changed without the lock")
+        try device.lockForConfiguration()
+        #expect(device.isLockedForConfiguration)
+        device.activeFormat = chosen
+        device.activeVideoMinFrameDuration = MediaTime(value: 1, timescale: 15)
+        device.unlockForConfiguration()
+        #expect(!device.isLockedForConfiguration)
+        #expect(device.activeFormat == chosen)
+        #expect(device.activeVideoMinFrameDuration == MediaTime(value: 1, timescale: 15))
+        let input = try CaptureDeviceInput(device: device)
+        let source = try #require(input.source as? V4L2CaptureSource)
+        #expect(source.request.width == 640 && source.request.height == 480)
+        #expect(source.request.pixelFormat == "MJPG")
+        #expect(source.request.framesPerSecond == 15)
     }
 
     @Test func audioFormatsOfACameraAreRefused() throws {

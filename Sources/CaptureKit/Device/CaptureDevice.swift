@@ -3,8 +3,11 @@ import Glibc
 #endif
 
 /// A camera or microphone: the counterpart of AVCaptureDevice. Obtain
-/// devices from a `DeviceDiscovery`; each describes itself (name, unique ID,
-/// position, access …) and answers questions about what it can capture.
+/// devices with `devices(for:)`, `default(for:)` or `init?(uniqueID:)` (the
+/// virtual ones included), or from a `DeviceDiscovery`; each describes
+/// itself (name, unique ID, position, access …) and answers questions about
+/// what it can capture. The format a capture session uses is chosen on the
+/// device under `lockForConfiguration()` (see CaptureDevice+Configuration).
 public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// The node or ALSA PCM name to open: `/dev/video0`, `hw:Loopback,1`, `default`.
     public let path: String
@@ -33,7 +36,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     enum Backend: Sendable {
         case v4l2(any V4L2Interface)
         case alsa(any ALSAInterface)
+        /// Made in software (`test-pattern`, `test-tone`, `file:PATH`).
+        case virtual(VirtualDevice)
     }
+
+    /// The format chosen under `lockForConfiguration()`, and the lock.
+    let configuration = Locked(DeviceConfiguration())
 
     init(path: String, uniqueID: String, localizedName: String, mediaType: MediaType, driver: String, bus: String,
          modelID: String?, position: DevicePosition, hasTorch: Bool, hasFlash: Bool, access: DeviceAccess, backend: Backend) {
@@ -57,6 +65,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// intervals. With `includingConversions`, the device is opened through
     /// libv4l2 and the formats it converts to are included, marked emulated.
     public func videoFormats(includingConversions: Bool = false) throws(DeviceError) -> [VideoFormat] {
+        if case .virtual(let virtual) = backend { return try Self.deviceError { () throws(CaptureError) in try virtual.videoFormats() } }
         guard case .v4l2(let v4l2) = backend else { throw notOfKind(.video) }
         let probe = try V4L2Probe.open(path, interface: v4l2, options: V4L2OpenOptions(useLibv4l2: includingConversions))
         return try probe.formats()
@@ -64,28 +73,33 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// The format, size and frame interval the camera is set to now.
     public func activeVideoFormat() throws(DeviceError) -> ActiveVideoFormat {
+        if case .virtual(let virtual) = backend { return try Self.deviceError { () throws(CaptureError) in try virtual.activeVideoFormat() } }
         guard case .v4l2(let v4l2) = backend else { throw notOfKind(.video) }
         return try V4L2Probe.open(path, interface: v4l2, options: V4L2OpenOptions()).activeFormat()
     }
 
-    /// The shortest time between frames in the active format (V4L2 has one
-    /// interval, so this equals the maximum); indefinite when the driver does not say.
-    public func activeVideoMinFrameDuration() throws(DeviceError) -> MediaTime {
-        try activeVideoFormat().frameInterval?.mediaTime ?? .indefinite
-    }
-
-    /// The longest time between frames in the active format.
-    public func activeVideoMaxFrameDuration() throws(DeviceError) -> MediaTime {
-        try activeVideoMinFrameDuration()
-    }
 
     /// The sample formats, rates and channel counts the microphone accepts.
     public func audioFormats() throws(DeviceError) -> [AudioFormat] {
+        if case .virtual(let virtual) = backend { return try Self.deviceError { () throws(CaptureError) in try virtual.audioFormats() } }
         guard case .alsa(let alsa) = backend else { throw notOfKind(.audio) }
         do {
             return try alsa.captureFormats(path)
         } catch {
             throw DeviceError(openingALSA: path, error, interface: alsa)
+        }
+    }
+
+    /// A virtual device's answer, its capture errors as device errors.
+    private static func deviceError<T>(_ body: () throws(CaptureError) -> T) throws(DeviceError) -> T {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .device(let device): throw device
+            case .io(let device, let cause): throw .ioFailure(device, cause)
+            default: throw .notACaptureDevice(error.description, reason: "it cannot be read as a capture device")
+            }
         }
     }
 
@@ -100,6 +114,14 @@ public struct ActiveVideoFormat: Sendable, Hashable {
     public let dimensions: FrameDimensions
     /// Time per frame, when the driver reports it.
     public let frameInterval: Fraction?
+
+    /// A format to choose as a device's `activeFormat`: one of its pixel
+    /// formats at one of its sizes (and, optionally, frame intervals).
+    public init(fourcc: FourCC, dimensions: FrameDimensions, frameInterval: Fraction? = nil) {
+        self.fourcc = fourcc
+        self.dimensions = dimensions
+        self.frameInterval = frameInterval
+    }
 }
 
 extension DeviceError {

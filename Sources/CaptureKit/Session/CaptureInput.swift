@@ -1,7 +1,8 @@
 /// A source attached to a capture session, like AVCaptureDeviceInput: the
 /// session opens it, runs its capture loop, and hands its samples to every
 /// output together with the input they came from.
-public final class CaptureInput: @unchecked Sendable {
+public class CaptureInput: @unchecked Sendable {
+    // @unchecked: `isOpen` and `locking` are guarded by `lock`; `source` is immutable.
     public let source: any CaptureSource
     private var isOpen = false
     private let lock = WriterLock()
@@ -37,5 +38,31 @@ public final class CaptureInput: @unchecked Sendable {
             if isOpen { source.close() }
             isOpen = false
         }
+    }
+}
+
+/// A capture device as a session's input, like AVCaptureDeviceInput: its
+/// source captures in the format chosen on the device (`activeFormat`,
+/// `activeVideoMinFrameDuration`, under `lockForConfiguration()`), or the
+/// device's default. Choose the format before making the input.
+public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {
+    public let device: CaptureDevice
+
+    /// An input for `device`. Throws when this process may not open it
+    /// (`permissionDenied`, with how to get access) or it is gone. A file
+    /// played as a camera (`virtual:file:PATH`) plays in real time.
+    public init(device: CaptureDevice) throws(CaptureError) {
+        if case .denied(let reason) = device.access { throw .device(.permissionDenied(device.path, reason: reason)) }
+        self.device = device
+        let source: any CaptureSource
+        switch device.backend {
+        case .virtual(let virtual):
+            source = virtual.makeSource(video: device.captureRequest(preset: nil), audio: CaptureAudioRequest(), realtime: true)
+        case .v4l2:
+            source = V4L2CaptureSource(device: device, request: device.captureRequest(preset: nil))
+        case .alsa:
+            source = ALSACaptureSource(device: device)
+        }
+        super.init(source: source)
     }
 }

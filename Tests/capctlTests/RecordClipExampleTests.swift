@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// Examples/RecordClip, built with the package and run: CaptureKit used in
+/// AVFoundation's order makes three clips on one running session.
+@Suite struct RecordClipExampleTests {
+    @Test func recordsThreeClipsOnOneRunningSession() throws {
+        let scratch = try RecordScratch()
+        let process = Process()
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("RecordClip")
+        process.arguments = [scratch.path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+
+        // "PATH: 3.00 s, 90 frames, 144000 audio samples" for each clip, in order.
+        let reported = said.split(separator: "\n").filter { $0.contains(".mp4: ") }
+        #expect(reported.count == 3, "\(said)")
+        for (index, seconds) in [3.0, 2.0, 1.0].enumerated() {
+            let path = scratch.file("clip-\(index + 1).mp4")
+            #expect(FileManager.default.fileExists(atPath: path))
+            let line = try #require(reported.count > index ? reported[index] : nil)
+            #expect(line.hasPrefix(path + ":"))
+            let frames = Int(line.split(separator: ",")[1].split(separator: " ")[0]) ?? -1
+            // The clip lasts what the program slept, within a few frames of scheduling.
+            let duration = Double(line.split(separator: " ")[1]) ?? 0
+            #expect(abs(duration - seconds) < 0.2, "\(line)")
+            // What the delegate heard is what the file holds, and it decodes cleanly.
+            #expect(try packetTimes(path).count == frames, "\(path)")
+            #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", path, "-f", "null", "-"]).status == 0)
+        }
+    }
+}
