@@ -30,8 +30,9 @@ fourcc = width = height = None
 for line in text.splitlines():
     line = line.strip()
     if m := re.match(r"\[\d+\]: '([^']+)'", line):
-        # v4l2-ctl keeps a code's padding ('Y16 -BE'); capctl drops it ('Y16-BE').
-        fourcc = m.group(1).replace(" ", "")
+        # Both print a big-endian code with its padding ('Y16 -BE'); a short
+        # code's trailing padding ('Y16 ', 'Y10 ') is dropped by capctl.
+        fourcc = m.group(1).rstrip()
     elif m := re.match(r"Size: Discrete (\d+)x(\d+)", line):
         width, height = int(m.group(1)), int(m.group(2))
     elif m := re.match(r"Size: (Stepwise|Continuous)", line):
