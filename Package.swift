@@ -56,5 +56,5 @@ let package = Package(
             dependencies: ["capctl", "RecordClip"]
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

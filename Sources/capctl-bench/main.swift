@@ -1,3 +1,4 @@
+import Foundation
 // capctl-bench: measurements behind scripts/bench (not a test).
 //
 //   capctl-bench writer  N OUT   append N raw 1280x720 YUYV frames through AssetWriter
@@ -17,7 +18,7 @@ let width: Int32 = 1280, height: Int32 = 720
 let frameRate: Int32 = 30
 
 func fail(_ message: String) -> Never {
-    fputs("capctl-bench: \(message)\n", stderr)
+    FileHandle.standardError.write(Data("capctl-bench: \(message)\n".utf8))
     exit(1)
 }
 

@@ -85,7 +85,7 @@ extension Capctl {
                 try? JSONOutput.printLine(value)
             } else {
                 print(text)
-                fflush(stdout)
+                fflush(nil)
             }
         }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import CaptureKit
 #if canImport(Glibc)
@@ -95,7 +96,7 @@ extension Capctl {
                     applied.append(setting)
                     if !output.json {
                         print("\(setting.name)=\(setting.value)" + (setting.meaning.map { $0 == setting.value.description ? "" : "  # \($0)" } ?? ""))
-                        fflush(stdout)
+                        fflush(nil)
                     }
                 }
                 watcher?.finish()
@@ -105,7 +106,7 @@ extension Capctl {
                 if hold && !cancellation.isCancelled {
                     _ = try InterruptSignal.install()
                     let enforcement = controls.isLockEnforcedByDriver == false ? " (advisory only: this driver ignores V4L2 priorities)" : ""
-                    fputs("capctl: holding the configuration lock of \(camera.path) as process \(getpid())\(enforcement); Ctrl-C to release\n", stderr)
+                    FileHandle.standardError.write(Data("capctl: holding the configuration lock of \(camera.path) as process \(getpid())\(enforcement); Ctrl-C to release\n".utf8))
                     InterruptSignal.wait()
                 }
             } catch let error as ControlError {

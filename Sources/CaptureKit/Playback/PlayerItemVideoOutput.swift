@@ -293,6 +293,7 @@ public final class PlayerItemVideoOutput {
 /// Runs the wait behind `requestNotificationOfMediaDataChange` on a thread
 /// of its own, polling a condition until it holds or the request is cancelled.
 final class MediaDataNotifier: @unchecked Sendable {
+    // @unchecked: `generation` is guarded by `lock`; each job owns its own thread.
     private let lock = WriterLock()
     private var generation = 0
 

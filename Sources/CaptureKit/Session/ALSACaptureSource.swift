@@ -8,6 +8,7 @@ import Glibc
 /// stamped on CLOCK_MONOTONIC from the device's own timestamps; overruns are
 /// recovered from and the frames they lost counted in `droppedByDevice`.
 public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
+    // @unchecked: the open PCM and counters are guarded by its state lock; the capture loop reads the PCM on the capture thread alone.
     public var mediaType: MediaType { .audio }
     public let path: String
     public let localizedName: String

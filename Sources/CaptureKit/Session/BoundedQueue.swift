@@ -11,6 +11,7 @@ import Glibc
 /// A producer that delivers in bursts may let items gather before the
 /// taker is woken (`put(_:wakingAt:)`); `wake()` wakes it regardless.
 final class BoundedQueue<Element>: @unchecked Sendable {
+    // @unchecked: every stored property but `capacity` is read and written under `mutex`.
     let capacity: Int
     private var items: [Element?]
     private var head = 0

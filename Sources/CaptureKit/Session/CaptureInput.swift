@@ -46,6 +46,7 @@ public class CaptureInput: @unchecked Sendable {
 /// `activeVideoMinFrameDuration`, under `lockForConfiguration()`), or the
 /// device's default. Choose the format before making the input.
 public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {
+    // @unchecked: restated from CaptureInput; `device` is immutable.
     public let device: CaptureDevice
 
     /// An input for `device`. Throws when this process may not open it

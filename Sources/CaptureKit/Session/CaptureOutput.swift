@@ -3,6 +3,7 @@
 /// in `capture(_:from:)`, which must return at once: queue and count, never
 /// wait on an encoder.
 open class CaptureOutput: @unchecked Sendable {
+    // @unchecked: it has no state; subclasses state their own guarantee.
     public init() {}
 
     /// The session is about to start running with these (opened) inputs, or

@@ -171,6 +171,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
 /// The signal that ends a capture loop: a pipe whose read end the loop
 /// polls along with its device, so stopping wakes it at once.
 public final class CaptureStopSignal: @unchecked Sendable {
+    // @unchecked: the flag is an AtomicFlag and the pipe is written and read with system calls only.
     /// The descriptor to include in poll(); readable once stopping was requested.
     public var descriptor: Int32 { pipe.readEnd }
     private let pipe = WakeupPipe()
@@ -218,6 +219,7 @@ extension CaptureStopSignal {
 
 /// A boolean that threads set and read without a data race.
 final class AtomicFlag: @unchecked Sendable {
+    // @unchecked: `state` is read and written under `mutex` only.
     private var mutex = pthread_mutex_t()
     private var state = false
 

@@ -6,6 +6,7 @@ import Glibc
 /// and each output's writing loop run on these, so that stopping can wait
 /// for them to end.
 final class CaptureThread: @unchecked Sendable {
+    // @unchecked: `thread`, `started` and `joined` are touched only by the thread that made it (start in init, join from its owner).
     private var thread = pthread_t()
     private var started = false
     private var joined = false

@@ -5,6 +5,7 @@ import Glibc
 /// A value behind a pthread mutex, for state a capture loop shares with
 /// other threads (counters, buffer bookkeeping).
 final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is reached only inside withLock, under `mutex`.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 

@@ -3,6 +3,7 @@
 /// out of the driver's queue until the last reference goes, and then it is
 /// queued again (VIDIOC_QBUF), so buffer lifetime is tied to re-queueing.
 public final class SampleStorage: @unchecked Sendable {
+    // @unchecked: the bytes are never written after init, and `release` runs once, in deinit.
     public let bytes: UnsafeRawBufferPointer
     private let release: (() -> Void)?
     private let owned: UnsafeMutableRawBufferPointer?
@@ -59,7 +60,7 @@ public enum VideoSampleLayout: Sendable, Hashable {
 
 /// One captured video frame, like a CMSampleBuffer: its bytes, layout and
 /// size, stamped on CLOCK_MONOTONIC.
-public final class VideoSampleBuffer: @unchecked Sendable {
+public final class VideoSampleBuffer: Sendable {
     public let storage: SampleStorage
     public let layout: VideoSampleLayout
     public let width: Int
@@ -94,7 +95,7 @@ public final class VideoSampleBuffer: @unchecked Sendable {
 
 /// A run of captured audio frames, interleaved (or planes one after another
 /// for planar formats), stamped on CLOCK_MONOTONIC at its first frame.
-public final class AudioSampleBuffer: @unchecked Sendable {
+public final class AudioSampleBuffer: Sendable {
     public let storage: SampleStorage
     public let format: AudioSampleFormat
     public let channels: Int
@@ -121,7 +122,7 @@ public final class AudioSampleBuffer: @unchecked Sendable {
 }
 
 /// A sample from a capture source.
-public enum SampleBuffer: @unchecked Sendable {
+public enum SampleBuffer: Sendable {
     case video(VideoSampleBuffer)
     case audio(AudioSampleBuffer)
 

@@ -14,6 +14,7 @@ import Glibc
 /// `droppedByDevice` counts those and the frames missing from the driver's
 /// sequence numbers.
 public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
+    // @unchecked: its open node, queue and counters are guarded by `state`; `holdsRecordPriority` is set before open().
     public var mediaType: MediaType { .video }
     public let path: String
     public let localizedName: String

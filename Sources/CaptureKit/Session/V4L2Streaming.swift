@@ -7,6 +7,7 @@ import Glibc
 /// ioctl goes through `request(_:_:_:)`, which retries EINTR and names the
 /// request in its error.
 final class V4L2StreamingNode: @unchecked Sendable {
+    // @unchecked: `isOpen` changes only in close(), called by the owning source under its state lock; `fd` is immutable.
     let path: String
     let fd: Int32
     let throughLibv4l2: Bool
@@ -85,6 +86,7 @@ struct V4L2DequeuedBuffer: Sendable {
 /// The mappings live as long as this object, which every lent storage keeps
 /// alive: a frame held after the source closed still reads valid memory.
 final class V4L2BufferQueue: @unchecked Sendable {
+    // @unchecked: the queue state is guarded by its lock (`state`); the mappings are immutable after init.
     private struct Mapping {
         var address: UnsafeMutableRawPointer
         var length: Int

@@ -20,6 +20,7 @@ import Glibc
 /// edit); in fragmented files and the other containers, samples outside the
 /// sessions are left out and the rest are re-stamped with file time.
 public final class AssetWriter: @unchecked Sendable {
+    // @unchecked: every mutable stored property is guarded by `lock`.
     /// Where a writer is in its life.
     public enum Status: String, Sendable {
         /// Being configured: inputs and properties may still change.
@@ -760,7 +761,7 @@ public final class AssetWriter: @unchecked Sendable {
 
 /// Inputs whose tracks are alternates of each other, such as two
 /// microphones recorded side by side: players play one, the default.
-public final class AssetWriterInputGroup: @unchecked Sendable {
+public final class AssetWriterInputGroup: Sendable {
     public let inputs: [AssetWriterInput]
     /// The input whose track is enabled; the others are disabled.
     public let defaultInput: AssetWriterInput?

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,6 +22,6 @@ enum Diagnostics {
         let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
         let label = useColour ? "\(colour)\(severity):\u{1B}[0m" : "\(severity):"
         let line = "capctl: \(label) \(oneLine)\n"
-        fputs(line, stderr)
+        FileHandle.standardError.write(Data(line.utf8))
     }
 }

@@ -58,6 +58,7 @@ struct RecordRequest {
 /// and a file output, turns signals into requests, reports progress, and
 /// answers the exit status. Everything device- and file-facing is CaptureKit's.
 final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
+    // @unchecked: its mutable state (end reason, error, interrupt count) is guarded by `lock`; the rest is set before the session starts.
     let request: RecordRequest
     private let reporter: RecordingReporter
     private let done = DispatchSemaphore(value: 0)

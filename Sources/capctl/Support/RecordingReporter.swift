@@ -8,6 +8,7 @@ import Glibc
 /// or one JSON object a line (events `started`, `progress`, `paused`,
 /// `resumed`, `segment`, `finished`). Field names are stable.
 final class RecordingReporter: @unchecked Sendable {
+    // @unchecked: `lineShown` and the output are guarded by `lock`; `style` is immutable.
     struct Limits {
         var duration: MediaTime?
         var size: Int64?
@@ -79,8 +80,8 @@ final class RecordingReporter: @unchecked Sendable {
         if !left.isEmpty { parts.append("left " + left.joined(separator: " / ")) }
         lock.withLock {
             // \r and erase-to-end: the line refreshes in place.
-            fputs("\r\u{1B}[K" + parts.joined(separator: "  "), stdout)
-            fflush(stdout)
+            print("\r\u{1B}[K" + parts.joined(separator: "  "), terminator: "")
+            fflush(nil)
             lineShown = true
         }
     }
@@ -130,9 +131,8 @@ final class RecordingReporter: @unchecked Sendable {
         }
         let line = text()
         lock.withLock {
-            if lineShown { fputs("\r\u{1B}[K", stdout) }
-            fputs(line + "\n", stdout)
-            fflush(stdout)
+            print((lineShown ? "\r\u{1B}[K" : "") + line)
+            fflush(nil)
             lineShown = false
         }
     }

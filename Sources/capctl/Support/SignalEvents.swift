@@ -8,6 +8,7 @@ import Glibc
 /// `record` uses it for SIGINT/SIGTERM (stop), SIGHUP (next file),
 /// SIGUSR1 (pause) and SIGUSR2 (resume).
 final class SignalEvents: @unchecked Sendable {
+    // @unchecked: `thread` is written once in init, before the reading thread starts; the write end is set before any handler is installed.
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     private let readEnd: Int32
     private var thread = pthread_t()

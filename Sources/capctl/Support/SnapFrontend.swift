@@ -9,6 +9,7 @@ import Glibc
 /// warmup is the photo), spaces further requests by the interval, and reports
 /// the photo output's events.
 final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
+    // @unchecked: its mutable state is guarded by its lock; delegate calls come on the photo output's processing thread.
     private let command: Capctl.Snap
     private let format: PhotoFileFormat
     private let template: FileNameTemplate
@@ -266,6 +267,7 @@ extension CommandFailure {
 /// `snap`'s events on stdout: one line per photo for people, or one JSON
 /// object a line for every delegate event. Field names are stable.
 final class SnapReporter: @unchecked Sendable {
+    // @unchecked: it writes whole lines under its lock; its settings are immutable.
     let json: Bool
     private let lock = NSLock()
 

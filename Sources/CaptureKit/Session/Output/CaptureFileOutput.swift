@@ -21,6 +21,7 @@ import Glibc
 /// there for how samples flow); this type holds the configuration and the
 /// link to the session.
 open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: the link to the session and the recordings are guarded by `lock`; configuration is read when a recording starts.
     // MARK: Configuration (read when a recording starts)
 
     /// Codecs, fragments, metadata.
@@ -193,11 +194,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
 /// Records every input of a session to movie files (MP4, QuickTime,
 /// Matroska, WebM, MPEG-TS), like AVCaptureMovieFileOutput.
-public final class MovieFileOutput: CaptureFileOutput, @unchecked Sendable {}
+public final class MovieFileOutput: CaptureFileOutput, @unchecked Sendable {
+    // @unchecked: restated from CaptureFileOutput.
+}
 
 /// Records the audio inputs of a session to audio files (WAV, FLAC, M4A,
 /// Ogg/Opus), like AVCaptureAudioFileOutput.
 public final class AudioFileOutput: CaptureFileOutput, @unchecked Sendable {
+    // @unchecked: restated from CaptureFileOutput.
     public override var recordedMediaTypes: Set<MediaType> { [.audio] }
 }
 

@@ -19,6 +19,7 @@ import Glibc
 /// everything marked "writing thread only" is touched by that thread alone
 /// once `begin(inputs:)` has started it.
 final class FileRecording: @unchecked Sendable {
+    // @unchecked: requests, statistics and the delegate are guarded by `lock`; the rest is the writing thread's alone once begin(inputs:) started it (see above).
     // MARK: Configuration, fixed when the recording starts
 
     private weak var output: CaptureFileOutput?

@@ -25,6 +25,7 @@ import Glibc
 /// a ring, and a request with a `livePhotoMovieFilePath` also gets a movie
 /// of `livePhotoMovieDuration` centred on the photo.
 public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: requests and frames are guarded by its capture lock; processing state lives on its processing thread.
     // MARK: Configuration (set before the session starts)
 
     /// Frames that never become photos at the start of capture.

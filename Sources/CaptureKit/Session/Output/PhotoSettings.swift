@@ -54,6 +54,7 @@ public struct PhotoDimensions: Sendable, Hashable, CustomStringConvertible {
 /// refused with `PhotoError.settingsReused`. Make a new object (or
 /// `PhotoSettings(from:)`) for every request.
 public final class PhotoSettings: @unchecked Sendable {
+    // @unchecked: an output reads a request's settings once, when the request is made; they are not to be changed after.
     /// Unique within the process; every event of the request carries it.
     public let uniqueID: Int64
     public var format: PhotoFileFormat

@@ -20,6 +20,7 @@ import Glibc
 /// capture with `.endOfInput`; to replay it again, close and open the
 /// source, which starts from the beginning.
 public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
+    // @unchecked: the open file is guarded by its state lock; demuxing happens on the capture thread alone.
     public let mediaType = MediaType.video
     /// The file, as given.
     public let path: String

@@ -8,6 +8,7 @@ import Glibc
 /// storage unreferences when it goes. The AVPacket structures themselves are
 /// reused, so lending allocates nothing beyond what demuxing did.
 final class PacketLender: @unchecked Sendable {
+    // @unchecked: `free` is guarded by `lock`; lent packets are owned by one sample each.
     private let lock = WriterLock()
     private var free: [UnsafeMutablePointer<AVPacket>] = []
     private let lent: LentSamples
@@ -39,6 +40,7 @@ final class PacketLender: @unchecked Sendable {
 
 /// Lends the first plane of decoded frames to samples the same way.
 final class FrameLender: @unchecked Sendable {
+    // @unchecked: `free` is guarded by `lock`; lent frames are owned by one sample each.
     private let lock = WriterLock()
     private var free: [UnsafeMutablePointer<AVFrame>] = []
     private let lent: LentSamples
@@ -72,6 +74,7 @@ final class FrameLender: @unchecked Sendable {
 /// only when it does wait, so a source that never waits makes no system
 /// call per sample.
 final class LentSamples: @unchecked Sendable {
+    // @unchecked: `outstanding` and `waiting` are guarded by `lock`.
     private let lock = WriterLock()
     private var outstanding = 0
     private var waiting = false

@@ -8,6 +8,7 @@ import Glibc
 /// allocates no sample memory: the pool grows to at most `maximumCount`
 /// buffers, as many as its consumer holds at once.
 final class RecyclingBufferPool: @unchecked Sendable {
+    // @unchecked: `free`, `all` and `waiting` are guarded by `lock`; each lent buffer is owned by one storage.
     let bufferSize: Int
     let maximumCount: Int
     private let lock = WriterLock()

@@ -13,6 +13,7 @@ import Synchronization
 /// `droppedByDevice`, leaving a gap in `sequence`); one that is not real
 /// time waits for a buffer instead.
 public final class TestPatternSource: CaptureSource, @unchecked Sendable {
+    // @unchecked: its settled format is guarded by its state lock; the capture loop's state lives on the capture thread alone.
     public let mediaType = MediaType.video
     public let path: String
     public let localizedName: String
