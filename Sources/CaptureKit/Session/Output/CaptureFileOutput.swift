@@ -151,7 +151,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Bytes available to unprivileged users on the volume holding `path`.
-    public static func freeSpace(near path: String) -> Int64? { FileRecording.freeSpace(near: path) }
+    public static func freeSpace(near path: String) -> Int64? { RecordingLimits.freeSpace(near: path) }
 
     // MARK: The session
 

@@ -24,11 +24,6 @@ final class FileRecording: @unchecked Sendable {
 
     private weak var output: CaptureFileOutput?
     private let files: RecordingFileFactory
-    private let maxRecordedDuration: MediaTime
-    private let maxRecordedFileSize: Int64
-    private let minFreeDiskSpaceLimit: Int64
-    private let segmentDuration: MediaTime
-    private let segmentFileSize: Int64
     private let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     private let queueCapacity: Int
     private let recordedMediaTypes: Set<MediaType>
@@ -38,11 +33,9 @@ final class FileRecording: @unchecked Sendable {
         files = RecordingFileFactory(destination: destination, settings: output.settings,
                                      overwritesExistingFiles: output.overwritesExistingFiles, recordedMediaTypes: output.recordedMediaTypes)
         strongDelegate = delegate
-        maxRecordedDuration = output.maxRecordedDuration
-        maxRecordedFileSize = output.maxRecordedFileSize
-        minFreeDiskSpaceLimit = output.minFreeDiskSpaceLimit
-        segmentDuration = output.segmentDuration
-        segmentFileSize = output.segmentFileSize
+        limits = RecordingLimits(maxDuration: output.maxRecordedDuration, maxSize: output.maxRecordedFileSize,
+                                 minFreeSpace: output.minFreeDiskSpaceLimit, segmentDuration: output.segmentDuration,
+                                 segmentSize: output.segmentFileSize)
         sampleHandler = output.sampleHandler
         queueCapacity = output.queueCapacity
         recordedMediaTypes = output.recordedMediaTypes
@@ -130,9 +123,7 @@ final class FileRecording: @unchecked Sendable {
     private var closedBytes: Int64 = 0
     private var pendingAudio: [(Int, SampleBuffer)] = []
     private var endedInputs: Set<Int> = []
-    private var lastFreeSpaceCheck: Int64 = 0
-    private var lastFreeSpace: Int64?
-    private var writtenAtFreeSpaceCheck: Int64 = 0
+    private var limits: RecordingLimits
     private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     private var paused = false
     private var sessionStopped = false
@@ -407,14 +398,6 @@ final class FileRecording: @unchecked Sendable {
         if queue?.isEmpty == true { applyDrainedStops() }
     }
 
-    /// The session a sample written to `file` counts in: the running one,
-    /// or, for a sample still on its way when the file was paused or cut,
-    /// the session that ended then.
-    private func countingSession(_ file: RecordingFileWriter) -> (start: MediaTime, end: MediaTime?)? {
-        if let start = file.sessionStart { return (start, nil) }
-        return file.lastSession.flatMap { last in last.end.map { (last.start, $0) } }
-    }
-
     private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
         switch sample {
         case .video(let video): return video.presentationTime
@@ -436,79 +419,19 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
+    /// Writes `sample` into `file` and counts what it lost; a failure of
+    /// the file (not of one sample) fails the recording.
     private func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
-        guard file.writer.status == .writing, index < file.writerInputs.count, let writerInput = file.writerInputs[index] else { return }
-        // Before the first session, and while paused, only audio captured
-        // before the pause (still on its way) is written.
-        let pausedAudio: Bool
-        if case .audio(let audio) = sample, file.sessionStart == nil, let pauseCut = file.lastSession?.end, audio.presentationTime < pauseCut {
-            pausedAudio = true
-        } else {
-            pausedAudio = false
-        }
-        guard file.sessionStart != nil || file.cutTime != nil || pausedAudio else { return }
         do throws(WriterError) {
-            switch sample {
-            case .video(let video):
-                if let start = file.sessionStart, video.presentationTime < start, file.cutTime == nil { return }
-                if let cut = file.cutTime, video.presentationTime >= cut { return }
-                let inSession = countingSession(file).map { session in
-                    video.presentationTime >= session.start && session.end.map({ video.presentationTime < $0 }) ?? true
-                } ?? false
-                if inSession { file.videoSamplesTaken += 1 }
-                // Frames count as the writer puts them into the file: a frame
-                // before a keyframe, or one a decoder holds, is not (yet) there.
-                let before = (written: writerInput.writtenFrameCount, skipped: writerInput.framesSkippedBeforeKeyframe)
-                defer {
-                    let skipped = writerInput.framesSkippedBeforeKeyframe - before.skipped
-                    if skipped > 0 { lock.withLock { stats.droppedBeforeKeyframe += skipped } }
-                }
-                switch video.layout {
-                case .compressed:
-                    if writerInput.takesCompressedSamples {
-                        try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
-                                                         decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
-                    } else {
-                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
-                                                       isKeyframe: video.isKeyframe)
-                    }
-                case .raw(let pixelFormat, let bytesPerRow):
-                    try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
-                                                 bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
-                }
-                let written = writerInput.writtenFrameCount - before.written
-                guard inSession, written > 0 else { return }
-                file.videoFrames += written
-                let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
-                if file.latestEnd.map({ end > $0 }) ?? true { file.latestEnd = end }
-            case .audio(let audio):
-                try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
-                                            presentationTime: audio.presentationTime)
-                // The part of the buffer in the session it counts in.
-                if let session = countingSession(file) {
-                    let from = max(audio.presentationTime, session.start)
-                    let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
-                    if to > from { file.audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
-                    if file.latestEnd.map({ to > $0 }) ?? true { file.latestEnd = to }
+            let lost = try file.append(sample, input: index)
+            if lost.beforeKeyframe > 0 || lost.refused > 0 {
+                lock.withLock {
+                    stats.droppedBeforeKeyframe += lost.beforeKeyframe
+                    stats.droppedByWriter += lost.refused
                 }
             }
         } catch {
-            // A sample the writer refuses (a damaged frame, one out of
-            // order) is lost, not the recording; it counts as dropped.
-            var refused = false
-            if case .invalidSettings = error { refused = true }
-            if case .damagedSample = error { refused = true }
-            if case .invalidState = error, file.writer.status == .writing { refused = true }
-            guard refused else {
-                fail(RecordingFileFactory.writeError(file.writer.error ?? error, path: file.path), file: file)
-                return
-            }
-            let lost: Int
-            switch sample {
-            case .video: lost = 1
-            case .audio(let audio): lost = audio.frameCount
-            }
-            lock.withLock { stats.droppedByWriter += lost }
+            fail(RecordingFileFactory.writeError(file.writer.error ?? error, path: file.path), file: file)
         }
     }
 
@@ -674,77 +597,19 @@ final class FileRecording: @unchecked Sendable {
 
     // MARK: Limits
 
-    /// Stops or switches files when a limit is reached. With `timedOnly`,
-    /// only the limits that fall at a time set in advance (duration,
-    /// segment duration); the others cut at a video frame's time.
+    /// Stops or switches files when a limit is reached (see `RecordingLimits`).
     private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
-        guard file.sessionStart != nil, file.cutTime == nil else { return }
-        // Duration: the cut falls exactly at the limit, between frames; the
-        // audio buffer that reaches it is trimmed there.
-        let reach = sample.mediaType == .video ? time : sampleEnd(sample)
-        if maxRecordedDuration.isNumeric, let start = file.sessionStart {
-            let limitTime = start + (maxRecordedDuration.nanoseconds - closedDuration - file.closedDuration)
-            if reach >= limitTime {
-                stop(file, at: limitTime, reason: .maxDuration, error: .limitReached(.maxDuration))
-                return
-            }
-        }
-        if segmentDuration.isNumeric, let start = file.sessionStart {
-            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
-            if reach >= segmentEnd {
-                // Copied H.264/HEVC: the next segment starts at a keyframe.
-                if !cutsAtKeyframes {
-                    switchFile(from: file, at: segmentEnd, to: nil)
-                    return
-                }
-                if isKeyframe(sample) {
-                    switchFile(from: file, at: time, to: nil)
-                    return
-                }
-            }
-        }
-        if timedOnly { return }
-        // Size: stop (or start the next file) before the next frames and the
-        // index could pass the limit.
-        let estimate = file.estimatedSize
-        if file.lastEstimate > 0 { file.largestStep = max(file.largestStep, estimate - file.lastEstimate) }
-        file.lastEstimate = estimate
-        let margin = 2 * file.largestStep + 32 * 1024
-        if maxRecordedFileSize > 0, closedBytes + estimate + margin >= maxRecordedFileSize {
-            stop(file, at: time, reason: .maxSize, error: .limitReached(.maxSize))
-            return
-        }
-        if minFreeDiskSpaceLimit > 0 {
-            // The volume is asked four times a second; in between, what was
-            // written since counts against what it said.
-            let now = MonotonicClock.nowNanoseconds()
-            let written = closedBytes + estimate
-            if now - lastFreeSpaceCheck > 250_000_000 {
-                lastFreeSpaceCheck = now
-                lastFreeSpace = Self.freeSpace(near: file.path)
-                writtenAtFreeSpaceCheck = written
-            }
-            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeDiskSpaceLimit + margin {
-                stop(file, at: time, reason: .minFreeSpace, error: .limitReached(.minFreeSpace))
-                return
-            }
-        }
-        if segmentFileSize > 0, estimate + margin >= segmentFileSize, !cutsAtKeyframes || isKeyframe(sample) {
-            switchFile(from: file, at: time, to: nil)
+        switch limits.decision(for: file, sample: sample, at: time, timedOnly: timedOnly,
+                               closedDuration: closedDuration, closedBytes: closedBytes, cutsAtKeyframes: cutsAtKeyframes) {
+        case .none: break
+        case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
+        case .switchFile(let cut): switchFile(from: file, at: cut, to: nil)
         }
     }
 
     private func isKeyframe(_ sample: SampleBuffer) -> Bool {
         if case .video(let video) = sample { return video.isKeyframe }
         return false
-    }
-
-    /// Bytes available to unprivileged users on the volume holding `path`.
-    static func freeSpace(near path: String) -> Int64? {
-        var info = statvfs()
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        guard statvfs(directory.isEmpty ? "/" : directory, &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
     // MARK: Reporting

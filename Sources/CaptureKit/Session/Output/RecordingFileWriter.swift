@@ -60,6 +60,94 @@ final class RecordingFileWriter {
         return (written, skipped)
     }
 
+    /// The session a sample written to the file counts in: the running one,
+    /// or, for a sample still on its way when the file was paused or cut,
+    /// the session that ended then.
+    var countingSession: (start: MediaTime, end: MediaTime?)? {
+        if let start = sessionStart { return (start, nil) }
+        return lastSession.flatMap { last in last.end.map { (last.start, $0) } }
+    }
+
+    /// What appending lost: frames before a keyframe, and samples the
+    /// writer refused (video frames; audio sample frames).
+    struct Lost {
+        var beforeKeyframe = 0
+        var refused = 0
+    }
+
+    /// Writes a sample of input `index` into the file, counting what is in
+    /// it as the writer puts it there. A sample the writer refuses (a
+    /// damaged frame, one out of order) is lost, not the file: it comes back
+    /// in `Lost`; anything else throws.
+    func append(_ sample: SampleBuffer, input index: Int) throws(WriterError) -> Lost {
+        var lost = Lost()
+        guard writer.status == .writing, index < writerInputs.count, let writerInput = writerInputs[index] else { return lost }
+        // Before the first session, and while paused, only audio captured
+        // before the pause (still on its way) is written.
+        let pausedAudio: Bool
+        if case .audio(let audio) = sample, sessionStart == nil, let pauseCut = lastSession?.end, audio.presentationTime < pauseCut {
+            pausedAudio = true
+        } else {
+            pausedAudio = false
+        }
+        guard sessionStart != nil || cutTime != nil || pausedAudio else { return lost }
+        do throws(WriterError) {
+            switch sample {
+            case .video(let video):
+                if let start = sessionStart, video.presentationTime < start, cutTime == nil { return lost }
+                if let cut = cutTime, video.presentationTime >= cut { return lost }
+                let inSession = countingSession.map { session in
+                    video.presentationTime >= session.start && session.end.map({ video.presentationTime < $0 }) ?? true
+                } ?? false
+                if inSession { videoSamplesTaken += 1 }
+                // Frames count as the writer puts them into the file: a frame
+                // before a keyframe, or one a decoder holds, is not (yet) there.
+                let before = (written: writerInput.writtenFrameCount, skipped: writerInput.framesSkippedBeforeKeyframe)
+                defer { lost.beforeKeyframe = writerInput.framesSkippedBeforeKeyframe - before.skipped }
+                switch video.layout {
+                case .compressed:
+                    if writerInput.takesCompressedSamples {
+                        try writerInput.appendCompressed(video.bytes, keeping: video.storage, presentationTime: video.presentationTime,
+                                                         decodeTime: video.decodeTime, duration: video.duration, isKeyframe: video.isKeyframe)
+                    } else {
+                        try writerInput.appendDecoding(video.bytes, presentationTime: video.presentationTime, duration: video.duration,
+                                                       isKeyframe: video.isKeyframe)
+                    }
+                case .raw(let pixelFormat, let bytesPerRow):
+                    try writerInput.appendPixels(video.bytes, format: pixelFormat, width: video.width, height: video.height,
+                                                 bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
+                }
+                let written = writerInput.writtenFrameCount - before.written
+                guard inSession, written > 0 else { return lost }
+                videoFrames += written
+                let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
+                if latestEnd.map({ end > $0 }) ?? true { latestEnd = end }
+            case .audio(let audio):
+                try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
+                                            presentationTime: audio.presentationTime)
+                // The part of the buffer in the session it counts in.
+                if let session = countingSession {
+                    let from = max(audio.presentationTime, session.start)
+                    let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
+                    if to > from { audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
+                    if latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
+                }
+            }
+        } catch {
+            var refused = false
+            if case .invalidSettings = error { refused = true }
+            if case .damagedSample = error { refused = true }
+            if case .invalidState = error, writer.status == .writing { refused = true }
+            guard refused else { throw error }
+            switch sample {
+            case .video: lost.refused = 1
+            case .audio(let audio): lost.refused = audio.frameCount
+            }
+        }
+        return lost
+    }
+
+
     /// The file's size so far, on disk or as the writer estimates it once finalized.
     var estimatedSize: Int64 { writer.status == .writing ? writer.estimatedFinalSize : Self.size(of: path) }
 

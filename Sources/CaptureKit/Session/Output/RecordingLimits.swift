@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The limits of a recording and what reaching one means: stop at the
+/// duration limit (exactly at it), before the size limit or the free-space
+/// floor would be passed, or start the next file at a segment's end. Asked
+/// for every sample on the writing thread; it answers with a decision and
+/// keeps only the free-space bookkeeping.
+struct RecordingLimits {
+    let maxDuration: MediaTime
+    let maxSize: Int64
+    let minFreeSpace: Int64
+    let segmentDuration: MediaTime
+    let segmentSize: Int64
+
+    /// What reaching a limit asks for.
+    enum Decision: Equatable {
+        case none
+        case stop(at: MediaTime, reason: RecordingStopReason)
+        case switchFile(at: MediaTime)
+    }
+
+    // The volume is asked four times a second; in between, what was written
+    // since counts against what it said.
+    private var lastFreeSpaceCheck: Int64 = 0
+    private var lastFreeSpace: Int64?
+    private var writtenAtFreeSpaceCheck: Int64 = 0
+
+    init(maxDuration: MediaTime, maxSize: Int64, minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64) {
+        self.maxDuration = maxDuration
+        self.maxSize = maxSize
+        self.minFreeSpace = minFreeSpace
+        self.segmentDuration = segmentDuration
+        self.segmentSize = segmentSize
+    }
+
+    /// The decision for `sample` (at `time`) reaching `file`, whose session
+    /// runs; `closedDuration` and `closedBytes` are the files finished
+    /// before it. With `timedOnly`, only the limits that fall at a time set
+    /// in advance (duration, segment duration); the others cut at a video
+    /// frame's time. With `cutsAtKeyframes` (copied H.264/HEVC) a file
+    /// begins only at a keyframe.
+    mutating func decision(for file: RecordingFileWriter, sample: SampleBuffer, at time: MediaTime, timedOnly: Bool,
+                           closedDuration: MediaTime, closedBytes: Int64, cutsAtKeyframes: Bool) -> Decision {
+        guard let start = file.sessionStart, file.cutTime == nil else { return .none }
+        let keyframe: Bool
+        let reach: MediaTime
+        switch sample {
+        case .video(let video):
+            keyframe = video.isKeyframe
+            reach = time
+        case .audio(let audio):
+            keyframe = false
+            // The audio buffer that reaches a timed limit is trimmed there.
+            reach = audio.presentationTime + audio.duration
+        }
+        // Duration: the cut falls exactly at the limit, between frames.
+        if maxDuration.isNumeric {
+            let limitTime = start + (maxDuration.nanoseconds - closedDuration - file.closedDuration)
+            if reach >= limitTime { return .stop(at: limitTime, reason: .maxDuration) }
+        }
+        if segmentDuration.isNumeric {
+            let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
+            if reach >= segmentEnd {
+                // Copied H.264/HEVC: the next segment starts at a keyframe.
+                if !cutsAtKeyframes { return .switchFile(at: segmentEnd) }
+                if keyframe { return .switchFile(at: time) }
+            }
+        }
+        if timedOnly { return .none }
+        // Size: stop (or start the next file) before the next frames and the
+        // index could pass the limit.
+        let estimate = file.estimatedSize
+        if file.lastEstimate > 0 { file.largestStep = max(file.largestStep, estimate - file.lastEstimate) }
+        file.lastEstimate = estimate
+        let margin = 2 * file.largestStep + 32 * 1024
+        if maxSize > 0, closedBytes + estimate + margin >= maxSize { return .stop(at: time, reason: .maxSize) }
+        if minFreeSpace > 0 {
+            let now = MonotonicClock.nowNanoseconds()
+            let written = closedBytes + estimate
+            if now - lastFreeSpaceCheck > 250_000_000 {
+                lastFreeSpaceCheck = now
+                lastFreeSpace = Self.freeSpace(near: file.path)
+                writtenAtFreeSpaceCheck = written
+            }
+            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeSpace + margin {
+                return .stop(at: time, reason: .minFreeSpace)
+            }
+        }
+        if segmentSize > 0, estimate + margin >= segmentSize, !cutsAtKeyframes || keyframe { return .switchFile(at: time) }
+        return .none
+    }
+
+    /// Bytes available to unprivileged users on the volume holding `path`.
+    static func freeSpace(near path: String) -> Int64? {
+        var info = statvfs()
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        guard statvfs(directory.isEmpty ? "/" : directory, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+}
