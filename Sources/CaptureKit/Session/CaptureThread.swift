@@ -6,9 +6,10 @@ import Glibc
 /// and each output's writing loop run on these, so that stopping can wait
 /// for them to end.
 final class CaptureThread: @unchecked Sendable {
-    // @unchecked: `thread`, `started` and `joined` are touched only by the thread that made it (start in init, join from its owner).
+    // @unchecked: `thread` is written once in init; `joined` is guarded by `lock`.
     private var thread = pthread_t()
-    private var started = false
+    private let started: Bool
+    private let lock = WriterLock()
     private var joined = false
 
     private final class Box {
@@ -24,18 +25,32 @@ final class CaptureThread: @unchecked Sendable {
             box.body()
             return nil
         }, box)
-        if status == 0 {
-            started = true
-        } else {
+        started = status == 0
+        if !started {
             // No thread: run the body to completion here rather than lose it.
             Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
         }
     }
 
-    /// Waits for the thread to end. Safe to call more than once, from one thread.
+    /// Waits for the thread to end. Safe to call more than once and from
+    /// several threads; from the thread itself (a delegate that starts the
+    /// next recording from the last one's callback) it does not wait.
     func join() {
-        guard started, !joined else { return }
-        joined = true
-        pthread_join(thread, nil)
+        let mustJoin = lock.withLock { () -> Bool in
+            guard started, !joined else { return false }
+            joined = true
+            return true
+        }
+        guard mustJoin else { return }
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    /// A thread nobody waited for lets go of its resources when it ends.
+    deinit {
+        if started && !joined { pthread_detach(thread) }
     }
 }
