@@ -20,17 +20,3 @@ public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertib
 
     public var description: String { "\(call): \(reason)" }
 }
-
-/// Runs a system call that returns -1 on failure, retrying while it is
-/// interrupted by a signal (EINTR), and throws an error naming the call
-/// otherwise.
-@discardableResult
-func systemCall(_ name: @autoclosure () -> String, _ body: () -> Int32) throws(SystemCallError) -> Int32 {
-    while true {
-        let result = body()
-        if result != -1 { return result }
-        let code = Glibc.errno
-        if code == EINTR { continue }
-        throw SystemCallError(call: name(), errno: code)
-    }
-}

@@ -5,40 +5,34 @@ import Glibc
 /// A pipe whose read end a loop polls to be woken from another thread:
 /// both ends close-on-exec and non-blocking. (A pipe, not an eventfd:
 /// Glibc's Swift module exports neither eventfd nor pipe2.)
-struct WakeupPipe {
+struct WakeupPipe: Sendable {
     /// The end to poll and drain; -1 when the pipe could not be made.
     let readEnd: Int32
     /// The end a waker writes a byte to.
     let writeEnd: Int32
 
     init() {
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            }
-        } else {
-            ends = [-1, -1]
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
+        let ends = (try? Posix.nonBlockingPipe()) ?? (readEnd: -1, writeEnd: -1)
+        readEnd = ends.readEnd
+        writeEnd = ends.writeEnd
     }
 
-    /// Makes the read end readable.
+    /// Makes the read end readable. A full pipe is readable already, so
+    /// EAGAIN is as good as a byte written.
     func wake() {
         var one: UInt8 = 1
-        _ = Glibc.write(writeEnd, &one, 1)
+        _ = try? withUnsafeBytes(of: &one) { (byte) throws(SystemCallError) in try Posix.write(writeEnd, from: byte) }
     }
 
     /// Empties the read end, so that the next poll waits again.
     func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(readEnd, &bytes, bytes.count) > 0 {}
+        while let count = try? bytes.withUnsafeMutableBytes({ (buffer) throws(SystemCallError) in try Posix.read(readEnd, into: buffer) }),
+              count > 0 {}
     }
 
     func close() {
-        if readEnd >= 0 { Glibc.close(readEnd) }
-        if writeEnd >= 0 { Glibc.close(writeEnd) }
+        if readEnd >= 0 { try? Posix.close(readEnd) }
+        if writeEnd >= 0 { try? Posix.close(writeEnd) }
     }
 }
