@@ -1,81 +1,6 @@
-import CV4L2
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A V4L2 node opened for streaming, directly or through libv4l2. Every
-/// ioctl goes through `request(_:_:_:)`, which retries EINTR and names the
-/// request in its error.
-final class V4L2StreamingNode: @unchecked Sendable {
-    // @unchecked: `isOpen` changes only in close(), called by the owning source under its state lock; `fd` is immutable.
-    let path: String
-    let fd: Int32
-    let throughLibv4l2: Bool
-    private var isOpen = true
-
-    private init(path: String, fd: Int32, throughLibv4l2: Bool) {
-        self.path = path
-        self.fd = fd
-        self.throughLibv4l2 = throughLibv4l2
-    }
-
-    /// Opens `path` read-write and non-blocking (DQBUF must never wait:
-    /// the capture loop waits in poll(), where it also sees the stop signal).
-    static func open(_ path: String, throughLibv4l2: Bool) throws(SystemCallError) -> V4L2StreamingNode {
-        let flags = O_RDWR | O_NONBLOCK | O_CLOEXEC
-        if throughLibv4l2 {
-            let fd = try systemCall("v4l2_open(\(path))") { cv4l2_libv4l2_open(path, flags) }
-            return V4L2StreamingNode(path: path, fd: fd, throughLibv4l2: true)
-        }
-        let fd = try systemCall("open(\(path))") { Glibc.open(path, flags) }
-        return V4L2StreamingNode(path: path, fd: fd, throughLibv4l2: false)
-    }
-
-    deinit { close() }
-
-    /// Issues one ioctl, retrying EINTR.
-    func request<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) {
-        let libv4l2 = throughLibv4l2
-        let fd = self.fd
-        _ = try withUnsafeMutablePointer(to: &argument) { (pointer: UnsafeMutablePointer<T>) throws(SystemCallError) in
-            try systemCall("ioctl(\(name))") {
-                libv4l2 ? cv4l2_libv4l2_ioctl(fd, number, pointer) : cv4l2_ioctl(fd, number, pointer)
-            }
-        }
-    }
-
-    /// Maps a buffer the driver allocated (its QUERYBUF offset and length).
-    func map(length: Int, offset: UInt32) throws(SystemCallError) -> UnsafeMutableRawPointer {
-        let address = throughLibv4l2
-            ? v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, Int64(offset))
-            : mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(offset))
-        guard let address, address != MAP_FAILED else {
-            throw SystemCallError(call: throughLibv4l2 ? "v4l2_mmap" : "mmap", errno: errno)
-        }
-        return address
-    }
-
-    func unmap(_ address: UnsafeMutableRawPointer, length: Int) {
-        if throughLibv4l2 { _ = v4l2_munmap(address, length) } else { _ = munmap(address, length) }
-    }
-
-    /// Closes the descriptor; later calls do nothing.
-    func close() {
-        guard isOpen else { return }
-        isOpen = false
-        if throughLibv4l2 { _ = v4l2_close(fd) } else { _ = Glibc.close(fd) }
-    }
-}
-
-/// A dequeued capture buffer: what VIDIOC_DQBUF said about it.
-struct V4L2DequeuedBuffer: Sendable {
-    var index: Int
-    var bytesUsed: Int
-    var flags: UInt32
-    var sequence: UInt32
-    /// The driver's stamp in nanoseconds.
-    var timestamp: Int64
-}
 
 /// The driver's capture buffers, mapped into this process, and their state:
 /// queued in the driver, lent out as sample storage, or idle. Lent buffers go
@@ -87,11 +12,6 @@ struct V4L2DequeuedBuffer: Sendable {
 /// alive: a frame held after the source closed still reads valid memory.
 final class V4L2BufferQueue: @unchecked Sendable {
     // @unchecked: the queue state is guarded by its lock (`state`); the mappings are immutable after init.
-    private struct Mapping {
-        var address: UnsafeMutableRawPointer
-        var length: Int
-    }
-
     private struct State {
         var queued = Set<Int>()
         var lent = Set<Int>()
@@ -101,41 +21,29 @@ final class V4L2BufferQueue: @unchecked Sendable {
         var requeueFailure: SystemCallError?
     }
 
-    let node: V4L2StreamingNode
-    private let mappings: [Mapping]
+    let node: any V4L2StreamingNode
+    private let mappings: [UnsafeMutableRawBufferPointer]
     private let state = Locked(State())
-    static let bufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-    static let memory = V4L2_MEMORY_MMAP.rawValue
 
     /// VIDIOC_REQBUFS for `count` buffers, then QUERYBUF and mmap of each.
-    init(node: V4L2StreamingNode, count: UInt32) throws(SystemCallError) {
+    init(node: any V4L2StreamingNode, count: UInt32) throws(SystemCallError) {
         self.node = node
-        var request = v4l2_requestbuffers()
-        request.count = count
-        request.type = Self.bufferType
-        request.memory = Self.memory
-        try node.request("VIDIOC_REQBUFS", cv4l2_VIDIOC_REQBUFS, &request)
-        guard request.count > 0 else { throw SystemCallError(call: "ioctl(VIDIOC_REQBUFS)", errno: ENOMEM) }
-        var mappings: [Mapping] = []
+        let allocated = try node.requestBuffers(count: count)
+        guard allocated > 0 else { throw SystemCallError(call: "ioctl(VIDIOC_REQBUFS)", errno: ENOMEM) }
+        var mappings: [UnsafeMutableRawBufferPointer] = []
         do {
-            for index in 0..<request.count {
-                var buffer = v4l2_buffer()
-                buffer.index = index
-                buffer.type = Self.bufferType
-                buffer.memory = Self.memory
-                try node.request("VIDIOC_QUERYBUF", cv4l2_VIDIOC_QUERYBUF, &buffer)
-                let length = Int(buffer.length)
-                mappings.append(Mapping(address: try node.map(length: length, offset: buffer.m.offset), length: length))
+            for index in 0..<allocated {
+                mappings.append(try node.mapBuffer(try node.queryBuffer(index: index)))
             }
         } catch {
-            for mapping in mappings { node.unmap(mapping.address, length: mapping.length) }
+            for mapping in mappings { node.unmapBuffer(mapping) }
             throw error
         }
         self.mappings = mappings
     }
 
     deinit {
-        for mapping in mappings { node.unmap(mapping.address, length: mapping.length) }
+        for mapping in mappings { node.unmapBuffer(mapping) }
         node.close()
     }
 
@@ -158,8 +66,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
                 try queue(index)
                 state.queued.insert(index)
             }
-            var type = Int32(Self.bufferType)
-            try node.request("VIDIOC_STREAMON", cv4l2_VIDIOC_STREAMON, &type)
+            try node.streamOn()
             state.streaming = true
         }
     }
@@ -169,8 +76,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
         state.withLock { state in
             guard state.streaming, !state.closed else { return }
             state.streaming = false
-            var type = Int32(Self.bufferType)
-            try? node.request("VIDIOC_STREAMOFF", cv4l2_VIDIOC_STREAMOFF, &type)
+            try? node.streamOff()
             state.queued.removeAll()
         }
     }
@@ -191,19 +97,20 @@ final class V4L2BufferQueue: @unchecked Sendable {
     func dequeue() throws(SystemCallError) -> V4L2DequeuedBuffer? {
         try state.withLock { (state: inout State) throws(SystemCallError) -> V4L2DequeuedBuffer? in
             guard !state.closed else { throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: EBADF) }
-            var buffer = v4l2_buffer()
-            buffer.type = Self.bufferType
-            buffer.memory = Self.memory
+            var buffer: V4L2DequeuedBuffer
             do throws(SystemCallError) {
-                try node.request("VIDIOC_DQBUF", cv4l2_VIDIOC_DQBUF, &buffer)
+                buffer = try node.dequeueBuffer()
             } catch where error.errno == EAGAIN {
+                // Woken with nothing filled (another reader, or a spurious wakeup): not an error.
                 return nil
             }
-            let index = Int(buffer.index)
-            state.queued.remove(index)
-            let stamp = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000
-            return V4L2DequeuedBuffer(index: index, bytesUsed: min(Int(buffer.bytesused), mappings[index].length),
-                                      flags: buffer.flags, sequence: buffer.sequence, timestamp: stamp)
+            // An index the driver never gave would be a driver bug; it must not reach memory.
+            guard mappings.indices.contains(buffer.index) else {
+                throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: EINVAL)
+            }
+            state.queued.remove(buffer.index)
+            buffer.bytesUsed = max(0, min(buffer.bytesUsed, mappings[buffer.index].count))
+            return buffer
         }
     }
 
@@ -211,7 +118,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
     /// when released.
     func lend(_ buffer: V4L2DequeuedBuffer) -> SampleStorage {
         state.withLock { _ = $0.lent.insert(buffer.index) }
-        let bytes = UnsafeRawBufferPointer(start: mappings[buffer.index].address, count: buffer.bytesUsed)
+        let bytes = UnsafeRawBufferPointer(rebasing: mappings[buffer.index].prefix(buffer.bytesUsed))
         // The closure holds the queue, and with it the mapping, until the
         // storage goes.
         return SampleStorage(lending: bytes) { self.giveBack(buffer.index) }
@@ -236,10 +143,6 @@ final class V4L2BufferQueue: @unchecked Sendable {
     }
 
     private func queue(_ index: Int) throws(SystemCallError) {
-        var buffer = v4l2_buffer()
-        buffer.index = UInt32(index)
-        buffer.type = Self.bufferType
-        buffer.memory = Self.memory
-        try node.request("VIDIOC_QBUF", cv4l2_VIDIOC_QBUF, &buffer)
+        try node.queueBuffer(index: UInt32(index))
     }
 }

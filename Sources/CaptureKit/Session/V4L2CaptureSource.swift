@@ -1,5 +1,4 @@
 import CFFmpeg
-import CV4L2
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,7 +71,7 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
     public func open() throws(CaptureError) {
         close()
-        guard case .v4l2 = device.backend else {
+        guard case .v4l2(let v4l2) = device.backend else {
             throw .device(.notACaptureDevice(path, reason: "not a video capture device (it is a microphone)"))
         }
         let formats: [VideoFormat]
@@ -83,18 +82,17 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
         }
         let choice = try VideoFormatSelection.choose(request, from: formats, device: path)
 
-        let node: V4L2StreamingNode
+        let node: any V4L2StreamingNode
         do {
-            node = try V4L2StreamingNode.open(path, throughLibv4l2: choice.throughLibv4l2)
+            node = try openStreamingNode(v4l2, path: path, options: V4L2OpenOptions(useLibv4l2: choice.throughLibv4l2))
         } catch {
             throw .device(DeviceError(opening: path, error, kind: "video device"))
         }
         if holdsRecordPriority {
             // VIDIOC_S_PRIORITY on the streaming handle itself: other
             // programs can no longer change the camera's format or controls.
-            var priority = UInt32(V4L2_PRIORITY_RECORD.rawValue)
             do {
-                try node.request("VIDIOC_S_PRIORITY", cv4l2_VIDIOC_S_PRIORITY, &priority)
+                try node.setPriority(.record)
             } catch where error.errno == EBUSY {
                 node.close()
                 let holder = ConfigurationLock.currentHolder(of: path).map { " by \($0)" } ?? " by another process"
@@ -106,11 +104,18 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                 throw .io(path, error)
             }
         }
-        let format = try configure(node, choice)
+        let format: CaptureVideoFormat
         let queue: V4L2BufferQueue
+        do {
+            format = try configure(node, choice)
+        } catch {
+            node.close()
+            throw error
+        }
         do {
             queue = try V4L2BufferQueue(node: node, count: Self.bufferCount)
         } catch {
+            node.close()
             throw setupError(error)
         }
         state.withLock { state in
@@ -119,31 +124,26 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
     }
 
     /// S_FMT and S_PARM for the choice, then G_FMT for what the driver really set.
-    private func configure(_ node: V4L2StreamingNode, _ choice: VideoFormatChoice) throws(CaptureError) -> CaptureVideoFormat {
-        var capability = v4l2_capability()
+    private func configure(_ node: any V4L2StreamingNode, _ choice: VideoFormatChoice) throws(CaptureError) -> CaptureVideoFormat {
+        let capability: V4L2Capability
         do {
-            try node.request("VIDIOC_QUERYCAP", cv4l2_VIDIOC_QUERYCAP, &capability)
+            capability = try node.queryCapability()
         } catch {
             throw .device(DeviceError(opening: path, error, kind: "video device"))
         }
-        let caps = capability.capabilities & V4L2Capability.hasDeviceCaps != 0 ? capability.device_caps : capability.capabilities
+        let caps = capability.nodeCapabilities
         if caps & V4L2Capability.videoCapture == 0 {
             let reason = caps & V4L2Capability.videoCaptureMultiplanar != 0
                 ? "multi-planar capture is not supported" : "not a video capture device"
             throw .unsupported(path, reason: reason)
         }
-        if !node.throughLibv4l2, caps & UInt32(V4L2_CAP_STREAMING) == 0 {
+        if !node.throughLibv4l2, caps & V4L2Capability.streaming == 0 {
             throw .unsupported(path, reason: "the driver does not stream into buffers (no V4L2_CAP_STREAMING); try libv4l2")
         }
 
-        var format = v4l2_format()
-        format.type = V4L2BufferQueue.bufferType
-        format.fmt.pix.width = choice.size.width
-        format.fmt.pix.height = choice.size.height
-        format.fmt.pix.pixelformat = choice.captureFourCC.code
-        format.fmt.pix.field = V4L2_FIELD_ANY.rawValue
         do {
-            try node.request("VIDIOC_S_FMT", cv4l2_VIDIOC_S_FMT, &format)
+            _ = try node.setCaptureFormat(V4L2CaptureFormat(pixelFormat: choice.captureFourCC.code,
+                                                            width: choice.size.width, height: choice.size.height))
         } catch {
             throw setupError(error)
         }
@@ -153,37 +153,33 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             frameDuration = try setInterval(node, interval)
         }
 
+        let set: V4L2CaptureFormat
         do {
-            try node.request("VIDIOC_G_FMT", cv4l2_VIDIOC_G_FMT, &format)
+            set = try node.captureFormat()
         } catch {
             throw setupError(error)
         }
-        let pix = format.fmt.pix
-        let set = FourCC(code: pix.pixelformat)
-        guard set == choice.captureFourCC, pix.width == choice.size.width, pix.height == choice.size.height else {
-            throw .unsupported(path, reason: "the driver set \(pix.width)x\(pix.height) \(set) when asked for \(choice.size) \(choice.captureFourCC)")
+        let fourcc = FourCC(code: set.pixelFormat)
+        guard fourcc == choice.captureFourCC, set.width == choice.size.width, set.height == choice.size.height else {
+            throw .unsupported(path, reason: "the driver set \(set.width)x\(set.height) \(fourcc) when asked for \(choice.size) \(choice.captureFourCC)")
         }
-        return CaptureVideoFormat(layout: try layout(of: set, width: Int(pix.width), bytesPerLine: Int(pix.bytesperline)),
-                                  width: Int(pix.width), height: Int(pix.height), frameDuration: frameDuration,
-                                  fourcc: set.description)
+        return CaptureVideoFormat(layout: try layout(of: fourcc, width: Int(set.width), bytesPerLine: Int(set.bytesPerLine)),
+                                  width: Int(set.width), height: Int(set.height), frameDuration: frameDuration,
+                                  fourcc: fourcc.description)
     }
 
     /// VIDIOC_S_PARM; the interval the driver really set, or nil when it does
     /// not take one (it then runs at its own rate).
-    private func setInterval(_ node: V4L2StreamingNode, _ interval: Fraction) throws(CaptureError) -> MediaTime? {
-        var parameters = v4l2_streamparm()
-        parameters.type = V4L2BufferQueue.bufferType
-        parameters.parm.capture.timeperframe = v4l2_fract(numerator: interval.numerator, denominator: interval.denominator)
+    private func setInterval(_ node: any V4L2StreamingNode, _ interval: Fraction) throws(CaptureError) -> MediaTime? {
+        let set: Fraction?
         do {
-            try node.request("VIDIOC_S_PARM", cv4l2_VIDIOC_S_PARM, &parameters)
+            set = try node.setFrameInterval(interval)
         } catch where error.errno == ENOTTY || error.errno == EINVAL {
             return nil
         } catch {
             throw setupError(error)
         }
-        let capture = parameters.parm.capture
-        guard capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0, capture.timeperframe.denominator != 0 else { return nil }
-        let set = Fraction(capture.timeperframe.numerator, capture.timeperframe.denominator)
+        guard let set else { return nil }
         if let asked = request.framesPerSecond, abs(set.framesPerSecond - asked) > asked * VideoFormatSelection.rateTolerance {
             throw .unsupported(path, reason: "the driver set \(VideoFormatSelection.rate(set.framesPerSecond)) fps when asked for \(VideoFormatSelection.rate(asked)) fps")
         }
@@ -244,11 +240,14 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             // will ever arrive, so end the way that refusal says.
             if !waitOnDevice, let failure = queue.requeueFailure { return end(after: failure, queue: queue) }
             var entries = [pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
-            if waitOnDevice { entries.append(pollfd(fd: queue.node.fd, events: Int16(POLLIN), revents: 0)) }
-            let ready = Glibc.poll(&entries, nfds_t(entries.count), waitOnDevice ? 1000 : 5)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .failed(.io(path, SystemCallError(call: "poll", errno: errno)))
+            if waitOnDevice {
+                let target = queue.node.bufferPollTarget
+                entries.append(pollfd(fd: target.descriptor, events: target.events, revents: 0))
+            }
+            do {
+                try Posix.poll(&entries, timeout: waitOnDevice ? 1000 : 5)
+            } catch {
+                return .failed(.io(path, error))
             }
             if entries[0].revents != 0 || stop.isRaised { return .stopped }
             guard waitOnDevice, entries[1].revents != 0 else { continue }
@@ -321,11 +320,10 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Whether the node is gone: removed, or refusing even VIDIOC_QUERYCAP
     /// (a driver that unregistered it answers ENODEV).
-    private func isGone(_ node: V4L2StreamingNode) -> Bool {
-        if access(path, F_OK) != 0 { return true }
-        var capability = v4l2_capability()
+    private func isGone(_ node: any V4L2StreamingNode) -> Bool {
+        if !node.nodeExists { return true }
         do {
-            try node.request("VIDIOC_QUERYCAP", cv4l2_VIDIOC_QUERYCAP, &capability)
+            _ = try node.queryCapability()
             return false
         } catch {
             return error.errno == ENODEV || error.errno == ENXIO || error.errno == EIO

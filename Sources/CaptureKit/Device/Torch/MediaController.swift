@@ -90,8 +90,7 @@ public struct KernelMediaController: MediaControllerInterface {
     public init() {}
 
     public func deviceNumber(of path: String) -> DeviceNumber? {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
+        guard let info = try? Posix.stat(path), info.st_mode & S_IFMT == S_IFCHR else { return nil }
         let device = UInt64(info.st_rdev)
         // major(3) and minor(3) are macros: their glibc encoding.
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
@@ -100,8 +99,8 @@ public struct KernelMediaController: MediaControllerInterface {
     }
 
     public func topology(of path: String) throws(SystemCallError) -> MediaTopology {
-        let fd = try systemCall("open(\(path))") { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-        defer { close(fd) }
+        let fd = try Posix.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        defer { try? Posix.close(fd) }
         // The first call counts; the second fills arrays of those sizes. A
         // graph that grows in between makes the kernel answer ENOSPC: ask again.
         for _ in 0..<4 {
@@ -146,7 +145,7 @@ public struct KernelMediaController: MediaControllerInterface {
 
     private func ioctl(_ fd: Int32, _ name: String, _ argument: inout media_v2_topology) throws(SystemCallError) {
         _ = try withUnsafeMutablePointer(to: &argument) { (pointer) throws(SystemCallError) in
-            try systemCall("ioctl(\(name))") { cv4l2_ioctl(fd, cv4l2_MEDIA_IOC_G_TOPOLOGY, pointer) }
+            try Posix.ioctl(fd, name, cv4l2_MEDIA_IOC_G_TOPOLOGY, UnsafeMutableRawPointer(pointer))
         }
     }
 }

@@ -91,21 +91,4 @@ extension KernelV4L2Node: V4L2ControlNode {
     var eventPollTarget: PollTarget {
         PollTarget(descriptor: fd, events: Int16(POLLPRI))
     }
-
-    /// One VIDIOC_G/S_EXT_CTRLS request for one control of any class.
-    private func extendedControls(_ name: String, _ number: UInt, _ control: inout v4l2_ext_control) throws(SystemCallError) {
-        let fd = self.fd
-        let libv4l2 = throughLibv4l2
-        try withUnsafeMutablePointer(to: &control) { (pointer) throws(SystemCallError) in
-            var controls = v4l2_ext_controls()
-            controls.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
-            controls.count = 1
-            controls.controls = pointer
-            _ = try withUnsafeMutablePointer(to: &controls) { (argument) throws(SystemCallError) in
-                try systemCall("ioctl(\(name))") {
-                    libv4l2 ? cv4l2_libv4l2_ioctl(fd, number, argument) : cv4l2_ioctl(fd, number, argument)
-                }
-            }
-        }
-    }
 }

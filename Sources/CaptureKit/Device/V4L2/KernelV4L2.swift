@@ -8,44 +8,50 @@ public struct KernelV4L2: V4L2Interface {
     public init() {}
 
     public func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node {
-        // Non-blocking: querying must never wait for a frame; close-on-exec:
-        // descriptors must not leak into children such as a shell hook.
-        let flags = O_RDWR | O_NONBLOCK | O_CLOEXEC
-        if options.useLibv4l2 {
-            let fd = try systemCall("v4l2_open(\(path))") { cv4l2_libv4l2_open(path, flags) }
-            return KernelV4L2Node(fd: fd, throughLibv4l2: true)
-        }
-        let fd = try systemCall("open(\(path))") { Glibc.open(path, flags) }
-        return KernelV4L2Node(fd: fd, throughLibv4l2: false)
+        KernelV4L2Node(path: path, descriptor: try V4L2Descriptor.open(path, throughLibv4l2: options.useLibv4l2))
     }
 }
 
-/// An open node; every request goes through `request(_:_:_:)`, which names
-/// the ioctl in any error.
-final class KernelV4L2Node: V4L2Node {
-    let fd: Int32
-    let throughLibv4l2: Bool
-    /// Capture buffer type of this node, multi-planar or not, known after QUERYCAP.
-    private var captureBufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+/// An open node, for probing, configuration and streaming alike; every
+/// request goes through its descriptor's `request(_:_:_:)`, which retries
+/// EINTR and names the ioctl in any error. Closes when released, or at
+/// `close()`.
+final class KernelV4L2Node: V4L2Node, Sendable {
+    let path: String
+    let descriptor: V4L2Descriptor
 
-    init(fd: Int32, throughLibv4l2: Bool) {
-        self.fd = fd
-        self.throughLibv4l2 = throughLibv4l2
+    private struct State {
+        /// Capture buffer type of this node, multi-planar or not, known after QUERYCAP.
+        var captureBufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        var isOpen = true
+    }
+    private let state = Locked(State())
+
+    init(path: String, descriptor: V4L2Descriptor) {
+        self.path = path
+        self.descriptor = descriptor
     }
 
-    deinit {
-        if throughLibv4l2 { _ = v4l2_close(fd) } else { _ = Glibc.close(fd) }
-    }
+    deinit { close() }
 
-    /// Issues one ioctl, retrying EINTR.
-    func request<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) {
-        let libv4l2 = throughLibv4l2
-        let fd = self.fd
-        _ = try withUnsafeMutablePointer(to: &argument) { (pointer: UnsafeMutablePointer<T>) throws(SystemCallError) in
-            try systemCall("ioctl(\(name))") {
-                libv4l2 ? cv4l2_libv4l2_ioctl(fd, number, pointer) : cv4l2_ioctl(fd, number, pointer)
-            }
+    var fd: Int32 { descriptor.fd }
+    var throughLibv4l2: Bool { descriptor.throughLibv4l2 }
+    private var captureBufferType: UInt32 { state.withLock { $0.captureBufferType } }
+
+    /// Closes the descriptor; later requests fail with EBADF.
+    func close() {
+        let wasOpen = state.withLock { state -> Bool in
+            defer { state.isOpen = false }
+            return state.isOpen
         }
+        if wasOpen { descriptor.close() }
+    }
+
+    /// Issues one ioctl, retrying EINTR; EBADF once the node was closed (its
+    /// descriptor number may belong to another file by then).
+    func request<T>(_ name: String, _ number: UInt, _ argument: inout T) throws(SystemCallError) {
+        guard state.withLock({ $0.isOpen }) else { throw SystemCallError(call: "ioctl(\(name))", errno: EBADF) }
+        try descriptor.request(name, number, &argument)
     }
 
     /// Like `request`, but an index past the end (EINVAL) answers false.
@@ -58,6 +64,12 @@ final class KernelV4L2Node: V4L2Node {
         }
     }
 
+    /// One VIDIOC_G/S_EXT_CTRLS request for one control of any class.
+    func extendedControls(_ name: String, _ number: UInt, _ control: inout v4l2_ext_control) throws(SystemCallError) {
+        guard state.withLock({ $0.isOpen }) else { throw SystemCallError(call: "ioctl(\(name))", errno: EBADF) }
+        try descriptor.extendedControls(name, number, &control)
+    }
+
     func queryCapability() throws(SystemCallError) -> V4L2Capability {
         var cap = v4l2_capability()
         try request("VIDIOC_QUERYCAP", cv4l2_VIDIOC_QUERYCAP, &cap)
@@ -66,7 +78,7 @@ final class KernelV4L2Node: V4L2Node {
             version: cap.version, capabilities: cap.capabilities, deviceCaps: cap.device_caps)
         if reply.nodeCapabilities & V4L2Capability.videoCapture == 0,
            reply.nodeCapabilities & V4L2Capability.videoCaptureMultiplanar != 0 {
-            captureBufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE.rawValue
+            state.withLock { $0.captureBufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE.rawValue }
         }
         return reply
     }
@@ -135,21 +147,8 @@ final class KernelV4L2Node: V4L2Node {
     func controlValue(id: UInt32) throws(SystemCallError) -> Int64 {
         var control = v4l2_ext_control()
         control.id = id
-        let fd = self.fd
-        let libv4l2 = throughLibv4l2
-        return try withUnsafeMutablePointer(to: &control) { (pointer) throws(SystemCallError) -> Int64 in
-            var controls = v4l2_ext_controls()
-            controls.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
-            controls.count = 1
-            controls.controls = pointer
-            _ = try withUnsafeMutablePointer(to: &controls) { (argument) throws(SystemCallError) in
-                try systemCall("ioctl(VIDIOC_G_EXT_CTRLS)") {
-                    libv4l2 ? cv4l2_libv4l2_ioctl(fd, cv4l2_VIDIOC_G_EXT_CTRLS, argument)
-                        : cv4l2_ioctl(fd, cv4l2_VIDIOC_G_EXT_CTRLS, argument)
-                }
-            }
-            return pointer.pointee.value64
-        }
+        try extendedControls("VIDIOC_G_EXT_CTRLS", cv4l2_VIDIOC_G_EXT_CTRLS, &control)
+        return control.value64
     }
 
     func currentFormat() throws(SystemCallError) -> V4L2CurrentFormat {

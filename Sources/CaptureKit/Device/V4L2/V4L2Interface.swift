@@ -62,6 +62,8 @@ public struct V4L2Capability: Sendable, Hashable {
     static let videoCapture: UInt32 = 0x0000_0001
     static let videoCaptureMultiplanar: UInt32 = 0x0000_1000
     static let hasDeviceCaps: UInt32 = 0x8000_0000
+    /// V4L2_CAP_STREAMING: the node streams into buffers (memory-mapped, user pointer or DMABUF).
+    static let streaming: UInt32 = 0x0400_0000
 
     /// The capabilities of this node: `deviceCaps` where the driver fills it in, else the device's.
     public var nodeCapabilities: UInt32 {
