@@ -5,12 +5,18 @@ import Glibc
 /// the kernel answered for it, errors (errno) included.
 final class FakeV4L2: V4L2Interface, @unchecked Sendable {
     var nodes: [String: FakeNode.Recording] = [:]
+    /// Cameras that stream, by node path; each open is a handle on one.
+    var cameras: [String: FakeV4L2Camera] = [:]
     /// errno for `open` of a path (EACCES, EBUSY …).
     var openErrors: [String: Int32] = [:]
     private(set) var openedWithLibv4l2: [String] = []
 
     func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node {
         if let code = openErrors[path] { throw SystemCallError(call: "open(\(path))", errno: code) }
+        if let camera = cameras[path] {
+            if options.useLibv4l2 { openedWithLibv4l2.append(path) }
+            return FakeV4L2CameraHandle(camera: camera, throughLibv4l2: options.useLibv4l2)
+        }
         guard let recording = nodes[path] else { throw SystemCallError(call: "open(\(path))", errno: ENOENT) }
         if options.useLibv4l2 { openedWithLibv4l2.append(path) }
         return FakeNode(recording: recording, libv4l2: options.useLibv4l2)
@@ -82,6 +88,8 @@ final class FakeNode: V4L2Node {
 /// An ALSA system replayed from recorded replies.
 struct FakeALSA: ALSAInterface {
     var devices: [ALSACaptureDescription] = []
+    /// Capture PCMs that stream, by name.
+    var microphones: [String: FakeMicrophone] = [:]
     /// Formats by PCM name; a name missing here fails to open with ENOENT.
     var formats: [String: [AudioFormat]] = [:]
     var openErrors: [String: Int32] = [:]
@@ -92,6 +100,12 @@ struct FakeALSA: ALSAInterface {
 
     func cardExists(_ card: String) -> Bool {
         otherCards.contains(card) || devices.contains { $0.cardID == card || String($0.cardIndex) == card }
+    }
+
+    func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM {
+        if let code = openErrors[name] { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: code) }
+        guard let microphone = microphones[name] else { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: ENOENT) }
+        return microphone
     }
 
     func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {

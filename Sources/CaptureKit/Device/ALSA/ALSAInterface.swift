@@ -8,6 +8,10 @@ public protocol ALSAInterface: Sendable {
     func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat]
     /// Whether a sound card with this number or ID (`1`, `Loopback`) is present.
     func cardExists(_ card: String) -> Bool
+    /// Opens the PCM named `name` for capture, non-blocking (the capture
+    /// loop waits in poll(), and opening never waits for a device another
+    /// process holds). Throws the error of `snd_pcm_open` (errno).
+    func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM
 }
 
 /// One PCM device with a capture stream, as the card's control interface reports it.

@@ -32,13 +32,14 @@ public struct KernelALSA: ALSAInterface {
 
     private func captureDevices(onCard card: Int32) -> [ALSACaptureDescription] {
         var control: OpaquePointer?
-        guard snd_ctl_open(&control, "hw:\(card)", 0) == 0, let control else { return procfsCaptureDevices(onCard: card) }
+        guard (try? negatedErrnoCall("snd_ctl_open(hw:\(card))") { Int(snd_ctl_open(&control, "hw:\(card)", 0)) }) != nil,
+              let control else { return procfsCaptureDevices(onCard: card) }
         defer { snd_ctl_close(control) }
 
         var cardInfo: OpaquePointer?
         guard snd_ctl_card_info_malloc(&cardInfo) == 0, let cardInfo else { return [] }
         defer { snd_ctl_card_info_free(cardInfo) }
-        guard snd_ctl_card_info(control, cardInfo) == 0 else { return [] }
+        guard (try? negatedErrnoCall("snd_ctl_card_info") { Int(snd_ctl_card_info(control, cardInfo)) }) != nil else { return [] }
         let cardID = String(cString: snd_ctl_card_info_get_id(cardInfo))
         let cardName = String(cString: snd_ctl_card_info_get_name(cardInfo))
         let driver = String(cString: snd_ctl_card_info_get_driver(cardInfo))
@@ -49,12 +50,12 @@ public struct KernelALSA: ALSAInterface {
 
         var found: [ALSACaptureDescription] = []
         var device: Int32 = -1
-        while snd_ctl_pcm_next_device(control, &device) == 0, device >= 0 {
+        while (try? negatedErrnoCall("snd_ctl_pcm_next_device") { Int(snd_ctl_pcm_next_device(control, &device)) }) != nil, device >= 0 {
             snd_pcm_info_set_device(pcmInfo, UInt32(device))
             snd_pcm_info_set_subdevice(pcmInfo, 0)
             snd_pcm_info_set_stream(pcmInfo, SND_PCM_STREAM_CAPTURE)
             // Fails (ENOENT) for devices without a capture stream.
-            guard snd_ctl_pcm_info(control, pcmInfo) == 0 else { continue }
+            guard (try? negatedErrnoCall("snd_ctl_pcm_info") { Int(snd_ctl_pcm_info(control, pcmInfo)) }) != nil else { continue }
             found.append(ALSACaptureDescription(
                 cardIndex: card, cardID: cardID, cardName: cardName, driver: driver, device: device,
                 pcmName: String(cString: snd_pcm_info_get_name(pcmInfo)),
@@ -76,10 +77,15 @@ public struct KernelALSA: ALSAInterface {
         snd_card_get_index(card) >= 0
     }
 
+    public func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM {
+        try KernelALSACapturePCM(name: name)
+    }
+
     public func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
-        var pcm: OpaquePointer?
-        let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)
-        guard opened == 0, let pcm else { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: -opened) }
+        var handle: OpaquePointer?
+        // calsa_PCM_NONBLOCK: probing must never wait for a device another process holds.
+        try negatedErrnoCall("snd_pcm_open(\(name))") { Int(snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)) }
+        guard let pcm = handle else { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: ENOMEM) }
         defer { snd_pcm_close(pcm) }
 
         var all: OpaquePointer?
@@ -89,8 +95,7 @@ public struct KernelALSA: ALSAInterface {
         guard snd_pcm_hw_params_malloc(&one) == 0, let one else { throw SystemCallError(call: "snd_pcm_hw_params_malloc", errno: ENOMEM) }
         defer { snd_pcm_hw_params_free(one) }
 
-        let anyResult = snd_pcm_hw_params_any(pcm, all)
-        guard anyResult >= 0 else { throw SystemCallError(call: "snd_pcm_hw_params_any(\(name))", errno: -anyResult) }
+        try negatedErrnoCall("snd_pcm_hw_params_any(\(name))") { Int(snd_pcm_hw_params_any(pcm, all)) }
 
         var formats: [AudioFormat] = []
         for raw in 0...SND_PCM_FORMAT_LAST.rawValue {
