@@ -310,7 +310,8 @@ declare -A FEEDERS=() FEEDER_GOP=()
 # ffmpeg's progress (frame=N, one block every 0.2 s) goes to feeder-KIND.progress, its
 # messages to feeder-KIND.log, in the cwd. KIND@N (h264@45): an IDR picture every N frames
 # instead of every FEED_GOP. Feeders are stopped when the test exits (a test that sets its
-# own EXIT trap calls stop_feeders there); a node whose feeder has stopped takes another.
+# own EXIT trap calls stop_feeders there) or by stop_feeder KIND; a node whose feeder has
+# stopped takes another.
 start_feeder() {
   local kind
   for kind in "$@"; do
@@ -417,6 +418,14 @@ os.close(fd)' "$1" || fail "cannot open $1 to re-arm it"
   [[ $(loopback_caps "$1") == output ]] || fail "$1 does not offer video output after re-arming: $(v4l2-ctl -d "$1" -D 2>&1)"
 }
 
+# stop_feeder KIND: stop KIND's feeder (to spare the guest's CPU for what follows)
+stop_feeder() {
+  [[ -n ${FEEDERS[$1]:-} ]] || return 0
+  kill "${FEEDERS[$1]}" 2>/dev/null || true
+  wait "${FEEDERS[$1]}" 2>/dev/null || true
+  unset "FEEDERS[$1]"
+}
+
 # stop_feeders: stop every feeder still running (the EXIT trap start_feeder sets)
 stop_feeders() {
   local kind
@@ -499,8 +508,8 @@ assert_decodes() {
 
 # record_events [NDJSON]: read a recording's events (default: last.stdout of `record --json`)
 # and set EV_REASON, EV_FRAMES, EV_BYTES, EV_EXIT (the finished event's reason, frames, bytes,
-# exitStatus), EV_DROPPED, EV_FILES (its files, space-separated), EV_PROGRESS (the number of
-# progress events), EV_SEGMENT_FRAMES[FILE] (each segment event's frames), and
+# exitStatus), EV_DROPPED, EV_BEFORE_KEY (its droppedBeforeKeyframe), EV_FILES (its files,
+# space-separated), EV_PROGRESS (the number of progress events), EV_SEGMENT_FRAMES[FILE] (each segment event's frames), and
 # EV_IMPLAUSIBLE: empty when every progress event is plausible (bytes and frames never fall,
 # stay within the finished totals, the last progress event has bytes > 0), else what is not
 # (assert_progress fails on it). Fails when there is no finished event.
@@ -533,7 +542,8 @@ if not problem and progress and progress[-1]["bytes"] <= 0:
     p = progress[-1]
     problem = f"the last progress event reports {p['bytes']} bytes after {p['frames']} frames, {p['duration']} s"
 print(f"EV_REASON={shlex.quote(str(f.get('reason')))} EV_FRAMES={int(f.get('frames') or 0)} EV_BYTES={int(f.get('bytes') or 0)}"
-      f" EV_EXIT={f.get('exitStatus')} EV_DROPPED={f.get('dropped')} EV_PROGRESS={len(progress)}"
+      f" EV_EXIT={f.get('exitStatus')} EV_DROPPED={f.get('dropped')} EV_BEFORE_KEY={int(f.get('droppedBeforeKeyframe') or 0)}"
+      f" EV_PROGRESS={len(progress)}"
       f" EV_FILES={shlex.quote(' '.join(f.get('files') or []))} EV_IMPLAUSIBLE={shlex.quote(problem)}")
 for s in events:
     if s.get("event") == "segment":
@@ -542,7 +552,7 @@ PY
   ) || { show_last; fail "cannot read the recording's events in ${1:-last.stdout}"; }
   EV_SEGMENT_FRAMES=()
   eval "$vars"
-  note "events: $EV_REASON, $EV_FRAMES frames, $EV_BYTES bytes, dropped $EV_DROPPED, $EV_PROGRESS progress events, files: $EV_FILES"
+  note "events: $EV_REASON, $EV_FRAMES frames, $EV_BYTES bytes, dropped $EV_DROPPED ($EV_BEFORE_KEY before a keyframe), $EV_PROGRESS progress events, files: $EV_FILES"
 }
 
 # assert_progress: after record_events: every progress event was plausible
