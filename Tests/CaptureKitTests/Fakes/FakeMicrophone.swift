@@ -24,6 +24,9 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         case overrunSeenByPoll(lost: Int)
         /// The device goes away: calls answer -ENODEV, the state is DISCONNECTED.
         case disconnect
+        /// A period is captured, but reading it answers this errno, negated,
+        /// while the state still says RUNNING (a device gone before alsa-lib noticed).
+        case failRead(Int32)
         /// Stops here until `play()`.
         case pause
     }
@@ -45,6 +48,8 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         var readPosition = 0
         /// An overrun the next read reports.
         var pendingOverrun = false
+        /// What every read answers from now.
+        var readFailure: Int32?
         var origin: Int64 = 0
         var calls: [String] = []
         var closed = false
@@ -71,6 +76,15 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
     var settings: ALSACaptureSettings? { lock.withLock { $0.settings } }
     var isClosed: Bool { lock.withLock { $0.closed } }
     var isScriptDone: Bool { lock.withLock { $0.stepIndex >= $0.script.count && $0.captured == $0.readPosition } }
+
+    /// snd_pcm_open: a fresh handle on the device, which goes on where it was.
+    func open() {
+        lock.withLock { device in
+            device.calls.append("snd_pcm_open")
+            device.closed = false
+            if device.state != .disconnected { device.state = .open }
+        }
+    }
 
     /// Goes on after a `.pause`.
     func play() {
@@ -106,6 +120,9 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
                 device.state = .xrun
             case .disconnect:
                 device.state = .disconnected
+            case .failRead(let code):
+                device.captured += device.settings?.periodFrames ?? 1
+                device.readFailure = code
             case .pause:
                 device.paused = true
             }
@@ -121,14 +138,13 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         drain()
         if ready {
             var one: UInt8 = 1
-            _ = try? withUnsafeBytes(of: &one) { (byte) throws(SystemCallError) in try Posix.write(writeEnd, from: byte) }
+            _ = try? withUnsafeBytes(of: &one) { try Posix.write(writeEnd, from: $0) }
         }
     }
 
     private func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while let count = try? bytes.withUnsafeMutableBytes({ (buffer) throws(SystemCallError) in try Posix.read(readEnd, into: buffer) }),
-              count > 0 {}
+        while let count = try? bytes.withUnsafeMutableBytes({ try Posix.read(readEnd, into: $0) }), count > 0 {}
     }
 
     private func call<T>(_ name: String, _ body: (inout Device) throws(SystemCallError) -> T) throws(SystemCallError) -> T {
@@ -234,6 +250,7 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
 
     func read(into buffer: UnsafeMutableRawBufferPointer, frames: Int) throws(SystemCallError) -> Int {
         try call("snd_pcm_readi") { (device) throws(SystemCallError) -> Int in
+            if let code = device.readFailure { throw SystemCallError(call: "snd_pcm_readi", errno: code) }
             if device.pendingOverrun || device.state == .xrun {
                 device.pendingOverrun = false
                 device.state = .xrun

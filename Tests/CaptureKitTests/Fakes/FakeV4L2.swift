@@ -105,6 +105,7 @@ struct FakeALSA: ALSAInterface {
     func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM {
         if let code = openErrors[name] { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: code) }
         guard let microphone = microphones[name] else { throw SystemCallError(call: "snd_pcm_open(\(name))", errno: ENOENT) }
+        microphone.open()
         return microphone
     }
 

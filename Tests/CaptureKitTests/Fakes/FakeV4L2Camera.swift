@@ -15,7 +15,7 @@ final class FakeV4L2Camera: @unchecked Sendable {
     // @unchecked: the driver's state is behind `lock`; the configuration is set before the camera is first opened.
 
     /// One buffer's worth of what the driver captured.
-    struct Frame {
+    struct Frame: Sendable {
         var bytes: [UInt8]
         /// `v4l2_buffer.flags` besides the timestamp clock (keyframe, error …).
         var flags: UInt32 = 0
@@ -28,7 +28,7 @@ final class FakeV4L2Camera: @unchecked Sendable {
     /// What the driver does next. Steps other than `.frame` wait until every
     /// frame filled before them was dequeued, so a script plays the same way
     /// on every run.
-    enum Step {
+    enum Step: Sendable {
         /// Fills the next queued buffer.
         case frame(Frame)
         /// Stops here until `resume()`.
@@ -86,6 +86,10 @@ final class FakeV4L2Camera: @unchecked Sendable {
         var priority = V4L2Priority.interactive
         var requests: [String] = []
         var openHandles = 0
+        var dequeued = 0
+        /// A wakeup with nothing filled that DQBUF has not answered yet; the script waits for it.
+        var pendingEmptyWakeup = false
+        var emptyWakeups = 0
     }
 
     private let lock = Locked<Driver>(Driver(script: []))
@@ -132,6 +136,10 @@ final class FakeV4L2Camera: @unchecked Sendable {
     var priority: V4L2Priority { lock.withLock { $0.priority } }
     /// Handles opened and not closed yet.
     var openHandles: Int { lock.withLock { $0.openHandles } }
+    /// Buffers handed out by DQBUF.
+    var dequeuedBuffers: Int { lock.withLock { $0.dequeued } }
+    /// DQBUF calls that answered a scripted `.spuriousWakeup` with EAGAIN.
+    var emptyWakeups: Int { lock.withLock { $0.emptyWakeups } }
     /// Whether every step of the script has been played.
     var isScriptDone: Bool { lock.withLock { $0.position >= $0.script.count && $0.filled.isEmpty } }
 
@@ -166,7 +174,7 @@ final class FakeV4L2Camera: @unchecked Sendable {
     /// Plays the script as far as it can: frames into queued buffers, other
     /// steps once the frames before them were taken.
     private func pump(_ driver: inout Driver) {
-        while driver.streaming, !driver.paused, driver.position < driver.script.count {
+        while driver.streaming, !driver.paused, !driver.pendingEmptyWakeup, driver.position < driver.script.count {
             let step = driver.script[driver.position]
             if case .frame(let frame) = step {
                 guard !driver.queued.isEmpty else { return }
@@ -184,7 +192,9 @@ final class FakeV4L2Camera: @unchecked Sendable {
                 driver.dequeueError = code
                 wake()
             case .failQueue(let code): driver.queueError = code
-            case .spuriousWakeup: wake()
+            case .spuriousWakeup:
+                driver.pendingEmptyWakeup = true
+                wake()
             case .hangUp(let vanish):
                 if vanish { driver.exists = false }
                 if !driver.hungUp {
@@ -212,13 +222,12 @@ final class FakeV4L2Camera: @unchecked Sendable {
 
     private func wake() {
         var one: UInt8 = 1
-        _ = try? withUnsafeBytes(of: &one) { (byte) throws(SystemCallError) in try Posix.write(writeEnd, from: byte) }
+        _ = try? withUnsafeBytes(of: &one) { try Posix.write(writeEnd, from: $0) }
     }
 
     private func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while let count = try? bytes.withUnsafeMutableBytes({ (buffer) throws(SystemCallError) in try Posix.read(readEnd, into: buffer) }),
-              count > 0 {}
+        while let count = try? bytes.withUnsafeMutableBytes({ try Posix.read(readEnd, into: $0) }), count > 0 {}
     }
 
     private func now(_ clock: clockid_t) -> Int64 {
@@ -322,8 +331,14 @@ final class FakeV4L2Camera: @unchecked Sendable {
             if let code = driver.dequeueError { throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: code) }
             guard driver.streaming, !driver.filled.isEmpty else {
                 drain()
+                if driver.pendingEmptyWakeup {
+                    driver.pendingEmptyWakeup = false
+                    driver.emptyWakeups += 1
+                    pump(&driver)
+                }
                 throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: EAGAIN)
             }
+            driver.dequeued += 1
             let buffer = driver.filled.removeFirst()
             if driver.filled.isEmpty { drain() }
             pump(&driver)
