@@ -7,14 +7,13 @@ import Glibc
 enum AccessCheck {
     /// The access this process has to a device node, judged with access(2).
     static func access(toNode path: String) -> DeviceAccess {
-        if Glibc.access(path, R_OK | W_OK) == 0 { return .authorized }
+        if Posix.isAccessible(path, R_OK | W_OK) { return .authorized }
         return .denied(reason: deniedReason(path: path))
     }
 
     /// A reason for EACCES/EPERM on `path`, from its mode, owner and group.
     static func deniedReason(path: String) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return "permission denied" }
+        guard let info = try? Posix.stat(path) else { return "permission denied" }
         let groupName = getgrgid(info.st_gid).map { String(cString: $0.pointee.gr_name) } ?? "\(info.st_gid)"
         let ownerName = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "\(info.st_uid)"
         let userName = getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "\(geteuid())"
@@ -52,10 +51,6 @@ enum AccessCheck {
     }
 
     private static func currentGroups() -> [gid_t] {
-        let count = getgroups(0, nil)
-        guard count > 0 else { return [getegid()] }
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        let filled = getgroups(count, &groups)
-        return Array(groups.prefix(Int(max(filled, 0)))) + [getegid()]
+        ((try? Posix.supplementaryGroups()) ?? []) + [getegid()]
     }
 }

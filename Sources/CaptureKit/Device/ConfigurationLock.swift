@@ -79,13 +79,13 @@ public final class ConfigurationLock {
         do {
             try node.setPriority(.record)
         } catch where error.errno == EBUSY {
-            close(descriptor)
+            try? Posix.close(descriptor)
             throw .locked(device: devicePath, holder: priorityHolder(devicePath: devicePath, procRoot: procRoot))
         } catch where error.errno == ENOTTY || error.errno == EINVAL {
             // The driver does not implement priorities: the advisory lock is all there is.
             enforced = false
         } catch {
-            close(descriptor)
+            try? Posix.close(descriptor)
             throw .requestFailed(device: devicePath, control: "", error)
         }
         writeHolder(descriptor: descriptor)
@@ -111,10 +111,10 @@ public final class ConfigurationLock {
         let lockFilePath = "\(lockDirectory)/\(lockFileName(for: devicePath))"
         let descriptor = try openLockFile(lockFilePath, device: devicePath)
         do {
-            try systemCall("flock(\(lockFilePath))") { flock(descriptor, LOCK_EX | LOCK_NB) }
+            try Posix.flock(descriptor, LOCK_EX | LOCK_NB, path: lockFilePath)
         } catch {
             let holder = readHolder(descriptor: descriptor)
-            close(descriptor)
+            try? Posix.close(descriptor)
             if error.errno == EWOULDBLOCK { throw .locked(device: devicePath, holder: holder) }
             throw .requestFailed(device: devicePath, control: "", error)
         }
@@ -126,9 +126,9 @@ public final class ConfigurationLock {
         guard isHeld else { return }
         isHeld = false
         if isEnforcedByDriver { try? node?.setPriority(.interactive) }
-        _ = ftruncate(lockDescriptor, 0)
-        _ = flock(lockDescriptor, LOCK_UN)
-        close(lockDescriptor)
+        try? Posix.ftruncate(lockDescriptor, 0)
+        try? Posix.flock(lockDescriptor, LOCK_UN)
+        try? Posix.close(lockDescriptor)
         lockDescriptor = -1
     }
 
@@ -136,11 +136,10 @@ public final class ConfigurationLock {
     /// advisory lock. Does not take the lock.
     public static func currentHolder(of devicePath: String, directory: String? = nil) -> ConfigurationLockHolder? {
         let path = "\(directory ?? defaultDirectory())/\(lockFileName(for: devicePath))"
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_SH | LOCK_NB) == 0 {
-            _ = flock(descriptor, LOCK_UN)
+        guard let descriptor = try? Posix.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { try? Posix.close(descriptor) }
+        if (try? Posix.flock(descriptor, LOCK_SH | LOCK_NB)) != nil {
+            try? Posix.flock(descriptor, LOCK_UN)
             return nil
         }
         return readHolder(descriptor: descriptor)
@@ -151,7 +150,7 @@ public final class ConfigurationLock {
     /// The first of /run/lock and /tmp this process can write to. Every
     /// process on a system comes to the same answer, which is what matters.
     public static func defaultDirectory() -> String {
-        for candidate in ["/run/lock", "/tmp"] where access(candidate, W_OK | X_OK) == 0 {
+        for candidate in ["/run/lock", "/tmp"] where Posix.isAccessible(candidate, W_OK | X_OK) {
             return candidate
         }
         return "/tmp"
@@ -161,8 +160,7 @@ public final class ConfigurationLock {
     /// path to the node (links included) shares one lock; a name made from
     /// the path where the node cannot be examined.
     static func lockFileName(for devicePath: String) -> String {
-        var info = stat()
-        if stat(devicePath, &info) == 0, info.st_mode & S_IFMT == S_IFCHR {
+        if let info = try? Posix.stat(devicePath), info.st_mode & S_IFMT == S_IFCHR {
             let device = UInt64(info.st_rdev)
             // major(3) and minor(3) are macros: their glibc encoding.
             let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
@@ -176,22 +174,21 @@ public final class ConfigurationLock {
     private static func openLockFile(_ path: String, device: String) throws(ControlError) -> Int32 {
         // Open an existing file without O_CREAT: in a sticky directory such as
         // /tmp, O_CREAT on another user's file is refused (protected_regular).
-        let existing = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        if existing >= 0 { return existing }
-        if errno == EACCES {
-            // Another user's lock file we may not write: locking needs only reading.
-            let readOnly = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            if readOnly >= 0 { return readOnly }
-        }
         do {
-            let created = try systemCall("open(\(path))") { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666) }
+            return try Posix.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        } catch where error.errno == EACCES {
+            // Another user's lock file we may not write: locking needs only reading.
+            if let readOnly = try? Posix.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) { return readOnly }
+        } catch {}
+        do {
+            let created = try Posix.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode: 0o666)
             // Any user must be able to take the lock later: not the umask's mode.
-            _ = fchmod(created, 0o666)
+            try? Posix.fchmod(created, 0o666, path: path)
             return created
         } catch where error.errno == EEXIST {
             // Created by another process in the meantime.
             do {
-                return try systemCall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+                return try Posix.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             } catch {
                 throw .requestFailed(device: device, control: "", error)
             }
@@ -203,13 +200,13 @@ public final class ConfigurationLock {
     /// Records "PID COMMAND" in the lock file.
     private static func writeHolder(descriptor: Int32) {
         let text = "\(getpid()) \(commandName(of: getpid(), procRoot: "/proc") ?? "")\n"
-        _ = ftruncate(descriptor, 0)
-        _ = text.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        try? Posix.ftruncate(descriptor, 0)
+        _ = try? Posix.pwrite(descriptor, Array(text.utf8), at: 0)
     }
 
     private static func readHolder(descriptor: Int32) -> ConfigurationLockHolder {
         var buffer = [UInt8](repeating: 0, count: 256)
-        let count = pread(descriptor, &buffer, buffer.count, 0)
+        let count = (try? Posix.pread(descriptor, into: &buffer, at: 0)) ?? 0
         guard count > 0 else { return ConfigurationLockHolder(processID: nil, command: nil, viaAdvisoryLock: true) }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
         let line = text.split(separator: "\n").first ?? ""
@@ -233,47 +230,23 @@ public final class ConfigurationLock {
 
     /// Process IDs under `procRoot` with a descriptor open on `devicePath`.
     static func processesWithOpen(_ devicePath: String, procRoot: String) -> [Int32] {
-        guard let target = resolvedPath(devicePath), let proc = opendir(procRoot) else { return [] }
-        defer { closedir(proc) }
+        guard let target = resolvedPath(devicePath), let processes = try? Posix.directoryEntries(procRoot) else { return [] }
         var found: [Int32] = []
-        while let entry = readdir(proc) {
-            let name = directoryEntryName(entry)
+        for name in processes {
             guard let pid = Int32(name) else { continue }
             let fdDirectory = "\(procRoot)/\(name)/fd"
-            guard let fds = opendir(fdDirectory) else { continue }
-            while let fdEntry = readdir(fds) {
-                let fdName = directoryEntryName(fdEntry)
-                guard Int32(fdName) != nil else { continue }
-                if readLink("\(fdDirectory)/\(fdName)") == target {
-                    found.append(pid)
-                    break
-                }
+            guard let descriptors = try? Posix.directoryEntries(fdDirectory) else { continue }
+            let opened = descriptors.contains { fdName in
+                Int32(fdName) != nil && (try? Posix.readlink("\(fdDirectory)/\(fdName)")) == target
             }
-            closedir(fds)
+            if opened { found.append(pid) }
         }
         return found.sorted()
     }
 
     static func commandName(of pid: Int32, procRoot: String) -> String? {
-        guard let file = fopen("\(procRoot)/\(pid)/comm", "re") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-        let text = String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let bytes = try? Posix.readFile("\(procRoot)/\(pid)/comm", limit: 64) else { return nil }
+        let text = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self)
         return text.isEmpty ? nil : text
     }
-}
-
-func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
-    withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-}
-
-/// The target of a symbolic link, or nil.
-func readLink(_ path: String) -> String? {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = readlink(path, &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -125,13 +125,9 @@ public struct DeviceDiscovery: Sendable {
 
     /// `video0`, `video1` … in numeric order.
     private func videoNodeNames() -> [String] {
-        guard let directory = opendir(devRoot) else { return [] }
-        defer { closedir(directory) }
+        guard let entries = try? Posix.directoryEntries(devRoot) else { return [] }
         var names: [(Int, String)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for name in entries {
             guard name.hasPrefix("video"), let number = Int(name.dropFirst(5)) else { continue }
             names.append((number, name))
         }
@@ -165,15 +161,10 @@ public struct DeviceDiscovery: Sendable {
     /// The name of the /dev/v4l/by-id link that udev made for this node, if any.
     private func byIDLink(for path: String) -> String? {
         let directoryPath = "\(devRoot)/v4l/by-id"
-        guard let target = resolvedPath(path), let directory = opendir(directoryPath) else { return nil }
-        defer { closedir(directory) }
+        guard let target = resolvedPath(path), let entries = try? Posix.directoryEntries(directoryPath) else { return nil }
         var matches: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name != ".", name != ".." else { continue }
-            if resolvedPath("\(directoryPath)/\(name)") == target { matches.append(name) }
+        for name in entries where resolvedPath("\(directoryPath)/\(name)") == target {
+            matches.append(name)
         }
         return matches.sorted().first
     }

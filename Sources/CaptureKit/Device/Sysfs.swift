@@ -33,13 +33,11 @@ public struct Sysfs: Sendable {
         readAttribute("\(root)/\(relativePath)")
     }
 
+    /// The first line of an attribute file, trimmed.
     private func readAttribute(_ path: String) -> String? {
-        guard let file = fopen(path, "re") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return trimmed(text)
+        guard let bytes = try? Posix.readFile(path, limit: 4096) else { return nil }
+        let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != 0 }
+        return trimmed(String(decoding: line, as: UTF8.self))
     }
 
     private func parent(of path: String) -> String {
@@ -51,9 +49,7 @@ public struct Sysfs: Sendable {
 /// The canonical path of `path` with every symbolic link resolved, or nil
 /// when it does not exist.
 func resolvedPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
-    defer { free(resolved) }
-    return String(cString: resolved)
+    try? Posix.realpath(path)
 }
 
 /// `text` without leading and trailing white space (sysfs ends values with a newline).

@@ -198,9 +198,9 @@ public final class CaptureStopSignal: @unchecked Sendable {
         while !isRaised {
             let remaining = deadline - MonotonicClock.nowNanoseconds()
             if remaining <= 0 { return false }
-            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var entries = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
             let millis = Int32(min((remaining + 999_999) / 1_000_000, Int64(Int32.max)))
-            _ = Glibc.poll(&entry, 1, millis)
+            _ = try? Posix.poll(&entries, timeout: millis)
         }
         return true
     }
@@ -211,9 +211,9 @@ extension CaptureStopSignal {
     /// readable: for a source waiting on its consumers, such as for a lent
     /// buffer to come back (the wakeup pipe it is returned through).
     func waitUntilRaised(orReadable descriptor: Int32) {
-        var entries = (pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
-        _ = withUnsafeMutableBytes(of: &entries) { Glibc.poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, -1) }
+        var entries = [pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        _ = try? Posix.poll(&entries, timeout: -1)
     }
 }
 

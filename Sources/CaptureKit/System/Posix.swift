@@ -34,6 +34,17 @@ enum Posix {
         try systemCall(named("read", path)) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
+    /// read(2) into the whole of `bytes`: the bytes read, 0 at the end of the file.
+    static func read(_ fd: Int32, into bytes: inout [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
+        let count = bytes.count
+        return try systemCall(named("read", path)) { Glibc.read(fd, &bytes, count) }
+    }
+
+    /// write(2) of `bytes`: the bytes written, which may be fewer than given.
+    static func write(_ fd: Int32, _ bytes: [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
+        try systemCall(named("write", path)) { Glibc.write(fd, bytes, bytes.count) }
+    }
+
     /// write(2): the bytes written, which may be fewer than given.
     static func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer, path: String? = nil) throws(SystemCallError) -> Int {
         try systemCall(named("write", path)) { Glibc.write(fd, buffer.baseAddress, buffer.count) }
@@ -42,6 +53,17 @@ enum Posix {
     /// pread(2) at `offset`: the bytes read, 0 at the end of the file.
     static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String? = nil) throws(SystemCallError) -> Int {
         try systemCall(named("pread", path)) { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// pread(2) into the whole of `bytes` at `offset`: the bytes read, 0 at the end of the file.
+    static func pread(_ fd: Int32, into bytes: inout [UInt8], at offset: Int64, path: String? = nil) throws(SystemCallError) -> Int {
+        let count = bytes.count
+        return try systemCall(named("pread", path)) { Glibc.pread(fd, &bytes, count, off_t(offset)) }
+    }
+
+    /// pwrite(2) of `bytes` at `offset`: the bytes written, which may be fewer than given.
+    static func pwrite(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String? = nil) throws(SystemCallError) -> Int {
+        try systemCall(named("pwrite", path)) { Glibc.pwrite(fd, bytes, bytes.count, off_t(offset)) }
     }
 
     /// pwrite(2) at `offset`: the bytes written, which may be fewer than given.
@@ -178,6 +200,26 @@ enum Posix {
         let resolved = try systemCall("realpath(\(path))") { Glibc.realpath(path, nil) }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// The start of a small file (a sysfs attribute, a lock file): up to
+    /// `limit` bytes, read until the end of the file.
+    static func readFile(_ path: String, limit: Int) throws(SystemCallError) -> [UInt8] {
+        let fd = try open(path, O_RDONLY | O_CLOEXEC)
+        defer { try? close(fd, path: path) }
+        return try read(fd, upTo: limit, path: path)
+    }
+
+    /// Reads from `fd` until the end of the file or `limit` bytes.
+    static func read(_ fd: Int32, upTo limit: Int, path: String? = nil) throws(SystemCallError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: min(max(limit, 0), 4096))
+        while bytes.count < limit {
+            let count = try read(fd, into: &chunk, path: path)
+            if count == 0 { break }
+            bytes += chunk.prefix(min(count, limit - bytes.count))
+        }
+        return bytes
     }
 
     /// The names in a directory (opendir/readdir), "." and ".." left out.

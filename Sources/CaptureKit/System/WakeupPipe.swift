@@ -20,15 +20,13 @@ struct WakeupPipe: Sendable {
     /// Makes the read end readable. A full pipe is readable already, so
     /// EAGAIN is as good as a byte written.
     func wake() {
-        var one: UInt8 = 1
-        _ = try? withUnsafeBytes(of: &one) { (byte) throws(SystemCallError) in try Posix.write(writeEnd, from: byte) }
+        _ = try? Posix.write(writeEnd, [1])
     }
 
     /// Empties the read end, so that the next poll waits again.
     func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while let count = try? bytes.withUnsafeMutableBytes({ (buffer) throws(SystemCallError) in try Posix.read(readEnd, into: buffer) }),
-              count > 0 {}
+        while let count = try? Posix.read(readEnd, into: &bytes), count > 0 {}
     }
 
     func close() {

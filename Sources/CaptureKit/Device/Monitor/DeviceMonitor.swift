@@ -75,17 +75,17 @@ public final class DeviceMonitor {
     }
 
     deinit {
-        if inotify >= 0 { close(inotify) }
+        if inotify >= 0 { try? Posix.close(inotify) }
     }
 
     /// Starts watching: answers the capture devices present now.
     @discardableResult
     public func start() throws(MonitorError) -> [CaptureDevice] {
         do {
-            inotify = try systemCall("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+            inotify = try Posix.inotifyInit(flags: Int32(IN_NONBLOCK | IN_CLOEXEC))
             let mask = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM)
             let root = discovery.devRoot
-            devWatch = try systemCall("inotify_add_watch(\(root))") { inotify_add_watch(inotify, root, mask) }
+            devWatch = try Posix.inotifyAddWatch(inotify, root, mask: mask)
         } catch {
             throw .failed(error)
         }
@@ -119,7 +119,7 @@ public final class DeviceMonitor {
             // disconnect): a periodic look catches those within a second.
             let timeout: Int32 = pending.isEmpty ? Int32(livenessInterval * 1000) : 100
             do {
-                _ = try systemCall("poll") { poll(&targets, nfds_t(targets.count), timeout) }
+                try Posix.poll(&targets, timeout: timeout)
             } catch {
                 throw .failed(error)
             }
@@ -153,14 +153,14 @@ public final class DeviceMonitor {
         guard soundWatch < 0 else { return }
         let path = "\(discovery.devRoot)/snd"
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM)
-        let watch = inotify_add_watch(inotify, path, mask)
-        if watch >= 0 { soundWatch = watch }
+        if let watch = try? Posix.inotifyAddWatch(inotify, path, mask: mask) { soundWatch = watch }
     }
 
     private func readNotifications(_ handler: (DeviceEvent) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = read(inotify, &buffer, buffer.count)
+            // EAGAIN (the descriptor is non-blocking) once every event was read.
+            let count = (try? Posix.read(inotify, into: &buffer)) ?? 0
             guard count > 0 else { return }
             var offset = 0
             while offset + MemoryLayout<inotify_event>.size <= count {

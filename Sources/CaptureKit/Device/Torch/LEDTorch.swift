@@ -22,25 +22,18 @@ final class LEDTorch: TorchBackend {
     init(name: String, sysfsRoot: String) throws(TorchError) {
         let leds = "\(sysfsRoot)/class/leds"
         guard !name.isEmpty, !name.contains("/"), name != ".", name != "..",
-              access("\(leds)/\(name)/brightness", F_OK) == 0 else {
+              Posix.isAccessible("\(leds)/\(name)/brightness") else {
             throw .noSuchLED(name, available: LEDTorch.names(sysfsRoot: sysfsRoot))
         }
         self.name = name
         self.directory = "\(leds)/\(name)"
         self.source = .led(name: name, directory: directory)
-        self.hasFlash = access("\(leds)/\(name)/flash_strobe", F_OK) == 0
+        self.hasFlash = Posix.isAccessible("\(leds)/\(name)/flash_strobe")
     }
 
     /// Every LED class device, sorted.
     static func names(sysfsRoot: String) -> [String] {
-        guard let directory = opendir("\(sysfsRoot)/class/leds") else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = directoryEntryName(entry)
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        ((try? Posix.directoryEntries("\(sysfsRoot)/class/leds")) ?? []).sorted()
     }
 
     /// LEDs whose function (the last part of devicename:colour:function)
@@ -89,19 +82,19 @@ final class LEDTorch: TorchBackend {
         let path = "\(directory)/\(attribute)"
         let descriptor: Int32
         do {
-            descriptor = try systemCall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
+            descriptor = try Posix.open(path, O_RDONLY | O_CLOEXEC)
         } catch {
             throw fileError(path, error)
         }
-        defer { close(descriptor) }
+        defer { try? Posix.close(descriptor, path: path) }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count: Int32
+        let count: Int
         do {
-            count = try systemCall("read(\(path))") { Int32(read(descriptor, &buffer, buffer.count)) }
+            count = try Posix.read(descriptor, into: &buffer, path: path)
         } catch {
             throw fileError(path, error)
         }
-        return String(decoding: buffer.prefix(Int(count)), as: UTF8.self).trimmingWhitespace()
+        return String(decoding: buffer.prefix(count), as: UTF8.self).trimmingWhitespace()
     }
 
     private func readNumber(_ attribute: String) throws(TorchError) -> Int64 {
@@ -116,15 +109,15 @@ final class LEDTorch: TorchBackend {
         let path = "\(directory)/\(attribute)"
         let descriptor: Int32
         do {
-            descriptor = try systemCall("open(\(path))") { open(path, O_WRONLY | O_TRUNC | O_CLOEXEC) }
+            descriptor = try Posix.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
         } catch {
             throw fileError(path, error)
         }
-        defer { close(descriptor) }
-        var bytes = Array(text.utf8)
-        let written: Int32
+        defer { try? Posix.close(descriptor, path: path) }
+        let bytes = Array(text.utf8)
+        let written: Int
         do {
-            written = try systemCall("write(\(path))") { Int32(Glibc.write(descriptor, &bytes, bytes.count)) }
+            written = try Posix.write(descriptor, bytes, path: path)
         } catch {
             throw fileError(path, error)
         }
@@ -149,9 +142,8 @@ final class LEDTorch: TorchBackend {
     /// How to get write access to an LED attribute: join the file's group
     /// when it is group-writable, else a udev rule that grants it.
     static func accessHint(path: String, led: String) -> String {
-        var info = stat()
         let rule = "ACTION==\"add\", SUBSYSTEM==\"leds\", KERNEL==\"\(led)\", RUN+=\"/bin/chgrp video /sys%p/brightness\", RUN+=\"/bin/chmod g+w /sys%p/brightness\""
-        if stat(path, &info) == 0, info.st_mode & 0o020 != 0, info.st_gid != 0,
+        if let info = try? Posix.stat(path), info.st_mode & 0o020 != 0, info.st_gid != 0,
            let group = getgrgid(info.st_gid).map({ String(cString: $0.pointee.gr_name) }) {
             return "add your user to group '\(group)' (sudo usermod -aG \(group) $USER, then log in again)"
         }

@@ -89,7 +89,7 @@ public struct TorchDiscovery: Sendable {
         if !lights.hasTorch && !lights.hasFlash {
             for name in LEDTorch.cameraLights(sysfsRoot: sysfsRoot) {
                 lights.hasTorch = true
-                if access("\(sysfsRoot)/class/leds/\(name)/flash_strobe", F_OK) == 0 || name.lowercased().hasSuffix(":flash") {
+                if Posix.isAccessible("\(sysfsRoot)/class/leds/\(name)/flash_strobe") || name.lowercased().hasSuffix(":flash") {
                     lights.hasFlash = true
                 }
             }
@@ -136,14 +136,8 @@ public struct TorchDiscovery: Sendable {
 
     /// `media0`, `media1` … under the /dev root.
     private func mediaNodes() -> [String] {
-        guard let directory = opendir(devRoot) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = directoryEntryName(entry)
-            if name.hasPrefix("media"), Int(name.dropFirst(5)) != nil { names.append("\(devRoot)/\(name)") }
-        }
-        return names.sorted()
+        let names = (try? Posix.directoryEntries(devRoot)) ?? []
+        return names.filter { $0.hasPrefix("media") && Int($0.dropFirst(5)) != nil }.map { "\(devRoot)/\($0)" }.sorted()
     }
 
     /// The /dev path of a character device: its name from sysfs
@@ -153,11 +147,8 @@ public struct TorchDiscovery: Sendable {
            let line = uevent.first(where: { $0.hasPrefix("DEVNAME=") }) {
             return "\(devRoot)/\(line.dropFirst("DEVNAME=".count))"
         }
-        guard let directory = opendir(devRoot) else { return nil }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = directoryEntryName(entry)
-            guard name.hasPrefix("v4l-subdev") else { continue }
+        let names = (try? Posix.directoryEntries(devRoot)) ?? []
+        for name in names where name.hasPrefix("v4l-subdev") {
             if mediaController.deviceNumber(of: "\(devRoot)/\(name)") == number { return "\(devRoot)/\(name)" }
         }
         return nil
@@ -167,13 +158,10 @@ public struct TorchDiscovery: Sendable {
 extension Sysfs {
     /// Every line of a sysfs attribute relative to the root, or nil when it cannot be read.
     func attributeLines(_ relativePath: String) -> [String]? {
-        guard let file = fopen("\(root)/\(relativePath)", "re") else { return nil }
-        defer { fclose(file) }
-        var lines: [String] = []
-        var buffer = [CChar](repeating: 0, count: 4096)
-        while fgets(&buffer, Int32(buffer.count), file) != nil {
-            lines.append(String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
+        guard let bytes = try? Posix.readFile("\(root)/\(relativePath)", limit: 64 * 1024) else { return nil }
+        let text = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if text.hasSuffix("\n") { lines.removeLast() }
         return lines
     }
 }
