@@ -81,7 +81,9 @@ import Testing
         #expect(file.path == path)
         #expect(file.isComplete)
         let delivered = camera.dequeuedBuffers
-        if failingRequest == "dequeue" { #expect(delivered == 24) } else { #expect(delivered > 24 && delivered < 40) }
+        // Refused at QBUF, the buffers still in the driver come back filled
+        // (none, when the writer held all eight).
+        if failingRequest == "dequeue" { #expect(delivered == 24) } else { #expect(delivered >= 24 && delivered <= 32) }
         #expect(file.videoFrames == delivered)
         #expect(output.statistics.videoFrames == delivered)
         #expect(output.statistics.droppedByDevice == 0)

@@ -27,7 +27,7 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         /// A period is captured, but reading it answers this errno, negated,
         /// while the state still says RUNNING (a device gone before alsa-lib noticed).
         case failRead(Int32)
-        /// Stops here until `play()`.
+        /// Stops here until `play()` (at once if it was called already).
         case pause
     }
 
@@ -41,6 +41,8 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         var script: [Step]
         var stepIndex = 0
         var paused = false
+        /// `play()` calls not yet used up by a `.pause`.
+        var plays = 0
         var state = ALSAPCMState.open
         var settings: ALSACaptureSettings?
         /// Frames captured since the start, and frames read (or dropped by prepare).
@@ -86,10 +88,10 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
         }
     }
 
-    /// Goes on after a `.pause`.
+    /// Goes on after a `.pause`, or lets the next `.pause` pass.
     func play() {
         lock.withLock { device in
-            device.paused = false
+            if device.paused { device.paused = false } else { device.plays += 1 }
             pump(&device)
         }
     }
@@ -124,7 +126,7 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
                 device.captured += device.settings?.periodFrames ?? 1
                 device.readFailure = code
             case .pause:
-                device.paused = true
+                if device.plays > 0 { device.plays -= 1 } else { device.paused = true }
             }
         }
         updatePipe(&device)
@@ -137,14 +139,13 @@ final class FakeMicrophone: ALSACapturePCM, @unchecked Sendable {
             || (device.state == .running && Self.available(device) >= period)
         drain()
         if ready {
-            var one: UInt8 = 1
-            _ = try? withUnsafeBytes(of: &one) { try Posix.write(writeEnd, from: $0) }
+            _ = try? Posix.write(writeEnd, [1])
         }
     }
 
     private func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while let count = try? bytes.withUnsafeMutableBytes({ try Posix.read(readEnd, into: $0) }), count > 0 {}
+        while let count = try? Posix.read(readEnd, into: &bytes), count > 0 {}
     }
 
     private func call<T>(_ name: String, _ body: (inout Device) throws(SystemCallError) -> T) throws(SystemCallError) -> T {

@@ -31,7 +31,7 @@ final class FakeV4L2Camera: @unchecked Sendable {
     enum Step: Sendable {
         /// Fills the next queued buffer.
         case frame(Frame)
-        /// Stops here until `resume()`.
+        /// Stops here until `resume()` (at once if it was called already).
         case pause
         /// Skips frames: the sequence numbers (and the clock) move on by this many.
         case drop(Int)
@@ -71,6 +71,8 @@ final class FakeV4L2Camera: @unchecked Sendable {
         var script: [Step]
         var position = 0
         var paused = false
+        /// `resume()` calls not yet used up by a `.pause`.
+        var resumes = 0
         var streaming = false
         var buffers: [UnsafeMutableRawBufferPointer] = []
         var mapped = 0
@@ -151,10 +153,11 @@ final class FakeV4L2Camera: @unchecked Sendable {
         }
     }
 
-    /// Goes on after a `.pause`.
+    /// Goes on after a `.pause`, or lets the next `.pause` pass: a test
+    /// need not know whether streaming reached it yet.
     func resume() {
         lock.withLock { driver in
-            driver.paused = false
+            if driver.paused { driver.paused = false } else { driver.resumes += 1 }
             pump(&driver)
         }
     }
@@ -186,7 +189,8 @@ final class FakeV4L2Camera: @unchecked Sendable {
             driver.position += 1
             switch step {
             case .frame: break
-            case .pause: driver.paused = true
+            case .pause:
+                if driver.resumes > 0 { driver.resumes -= 1 } else { driver.paused = true }
             case .drop(let count): driver.sequence &+= UInt32(count)
             case .failDequeue(let code):
                 driver.dequeueError = code
@@ -221,13 +225,12 @@ final class FakeV4L2Camera: @unchecked Sendable {
     }
 
     private func wake() {
-        var one: UInt8 = 1
-        _ = try? withUnsafeBytes(of: &one) { try Posix.write(writeEnd, from: $0) }
+        _ = try? Posix.write(writeEnd, [1])
     }
 
     private func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
-        while let count = try? bytes.withUnsafeMutableBytes({ try Posix.read(readEnd, into: $0) }), count > 0 {}
+        while let count = try? Posix.read(readEnd, into: &bytes), count > 0 {}
     }
 
     private func now(_ clock: clockid_t) -> Int64 {
