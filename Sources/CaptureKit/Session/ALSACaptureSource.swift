@@ -240,7 +240,7 @@ public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
                     resumed = true
                 } catch where error.errno == EAGAIN {
                     // Still waking up; alsa-lib's own examples wait like this.
-                    usleep(10_000)
+                    Posix.sleep(nanoseconds: 10_000_000)
                     continue
                 } catch {}
                 break

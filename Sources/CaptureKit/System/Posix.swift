@@ -247,6 +247,21 @@ enum Posix {
         try systemCall("inotify_add_watch(\(path))") { inotify_add_watch(fd, path, mask) }
     }
 
+    // MARK: Time
+
+    /// Sleeps for `nanoseconds` (nanosleep(2)); a signal does not cut it
+    /// short: the time left is slept after EINTR.
+    static func sleep(nanoseconds: Int64) {
+        var wanted = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var left = timespec()
+        _ = try? systemCall("nanosleep") { () -> Int32 in
+            let result = nanosleep(&wanted, &left)
+            // The runner calls again after EINTR: with the time left, not the whole time.
+            if result == -1, Glibc.errno == EINTR { wanted = left }
+            return result
+        }
+    }
+
     // MARK: Identity
 
     /// getgroups(2): the supplementary groups of this process.

@@ -214,7 +214,7 @@ public final class DeviceMonitor {
     /// Dropped cameras that answer again are connected anew.
     private func lookForReturns(_ handler: (DeviceEvent) -> Void) {
         for path in dropped.sorted() {
-            guard access(path, F_OK) == 0 else {
+            guard Posix.isAccessible(path) else {
                 dropped.remove(path)
                 continue
             }
