@@ -50,7 +50,9 @@ public protocol ALSACapturePCM: AnyObject {
 
 /// What a capture PCM is asked to be set to.
 public struct ALSACaptureConfiguration: Sendable, Hashable {
+    /// Interleaved samples of this format (little-endian).
     public var sampleFormat: AudioSampleFormat
+    /// The channels and the rate (frames per second) asked for; the nearest the device offers is set.
     public var channels: Int
     public var sampleRate: Int
     /// The period (how much is read at a time) and the ring buffer, in microseconds.
@@ -69,7 +71,9 @@ public struct ALSACaptureConfiguration: Sendable, Hashable {
 /// What a capture PCM was really set to.
 public struct ALSACaptureSettings: Sendable, Hashable {
     public var channels: Int
+    /// Frames per second.
     public var sampleRate: Int
+    /// Frames in a period (what is read at a time) and in the ring buffer.
     public var periodFrames: Int
     public var bufferFrames: Int
 
@@ -96,9 +100,11 @@ public struct ALSATimestamp: Sendable, Hashable {
 
 /// snd_pcm_state_t.
 public enum ALSAPCMState: Sendable, Hashable {
+    /// Opened; parameters set; ready to start; capturing.
     case open, setup, prepared, running
     /// An overrun: the ring filled before it was read.
     case xrun
+    /// Draining, paused, or suspended with the system (resume, else prepare again).
     case draining, paused, suspended
     /// The device went away.
     case disconnected

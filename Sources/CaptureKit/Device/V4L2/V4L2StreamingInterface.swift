@@ -60,6 +60,7 @@ public protocol V4L2StreamingNode: V4L2Node, Sendable {
 public struct V4L2CaptureFormat: Sendable, Hashable {
     /// The fourcc code.
     public var pixelFormat: UInt32
+    /// The frame size in pixels.
     public var width: UInt32
     public var height: UInt32
     /// Bytes from one row to the next; 0 for compressed formats.
@@ -78,9 +79,11 @@ public struct V4L2CaptureFormat: Sendable, Hashable {
 
 /// Where a driver's buffer is mapped from: VIDIOC_QUERYBUF's reply.
 public struct V4L2BufferLocation: Sendable, Hashable {
+    /// Which of the driver's buffers it is.
     public var index: UInt32
     /// The offset to pass to mmap.
     public var offset: UInt32
+    /// Its size in bytes.
     public var length: Int
 
     public init(index: UInt32, offset: UInt32, length: Int) {
@@ -92,7 +95,9 @@ public struct V4L2BufferLocation: Sendable, Hashable {
 
 /// A dequeued capture buffer: what VIDIOC_DQBUF said about it.
 public struct V4L2DequeuedBuffer: Sendable, Hashable {
+    /// Which of the driver's buffers it is.
     public var index: Int
+    /// How many bytes of it the driver filled (BYTESUSED).
     public var bytesUsed: Int
     /// `v4l2_buffer.flags`: keyframe, error, the timestamp's clock (V4L2BufferFlags, V4L2TimestampClock).
     public var flags: UInt32
