@@ -6,10 +6,14 @@ import Testing
 @Suite struct PlaybackTests {
     static let frameDuration = MediaTime(value: 1, timescale: 30)
 
-    /// 90 numbered frames (3 s), keyframes every 30, optionally fragmented.
+    /// 90 numbered frames (3 s), keyframes every 30, optionally fragmented
+    /// (and kept so when finished).
     static func clip(_ path: String, fragment: MediaTime? = nil) throws {
         let writer = try AssetWriter(outputPath: path)
-        if let fragment { writer.movieFragmentInterval = fragment }
+        if let fragment {
+            writer.movieFragmentInterval = fragment
+            writer.keepsMovieFragments = true
+        }
         let input = AssetWriterInput(outputSettings: .video(VideoOutputSettings(
             codec: .h264, width: 320, height: 240, quality: 25, preset: "veryfast", maxKeyFrameInterval: 30,
             expectedFrameDuration: frameDuration)))

@@ -346,6 +346,8 @@ import Testing
         let path = scratch.file("live.mp4")
         let writer = try AssetWriter(outputPath: path)
         writer.movieFragmentInterval = MediaTime(value: 1, timescale: 2)
+        // The fragments as a recording leaves them while it runs.
+        writer.keepsMovieFragments = true
         let video = Self.video(.h264)
         let audio = AssetWriterInput(outputSettings: .audio(AudioOutputSettings(codec: .aac, sampleRate: 48000, channels: 2)))
         try writer.add(video)

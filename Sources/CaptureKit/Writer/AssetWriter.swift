@@ -17,8 +17,12 @@ import Glibc
 /// length of the sessions before it. In MP4, QuickTime and M4A files every
 /// sample is stored and edit lists choose what plays (samples outside the
 /// sessions are edited out, a session with no samples becomes an empty
-/// edit); in fragmented files and the other containers, samples outside the
-/// sessions are left out and the rest are re-stamped with file time.
+/// edit). MP4, QuickTime and M4A files written in fragments leave samples
+/// outside the sessions out and keep the rest at their own times, so that a
+/// pause leaves a gap, which the edit lists of the regular movie they become
+/// when finished skip; fragmented files kept as fragments
+/// (`keepsMovieFragments`) and the other containers re-stamp the samples
+/// with file time instead.
 public final class AssetWriter: @unchecked Sendable {
     // @unchecked: every mutable stored property is guarded by `lock`.
     /// Where a writer is in its life.
@@ -38,11 +42,25 @@ public final class AssetWriter: @unchecked Sendable {
     /// are written as a sequence of fragments about this long (video
     /// fragments start at keyframes; encoded video gets a keyframe at least
     /// this often), so a file cut off at any byte plays up to its last
-    /// complete fragment. Invalid (the default) writes one index at the end.
+    /// complete fragment. `finishWriting()` then makes it a regular movie
+    /// (unless `keepsMovieFragments`): one index with complete sample
+    /// tables after the media, the fragments left where they are inside one
+    /// media data box. Invalid (the default) writes one index at the end.
     /// Has no effect once writing has started.
     public var movieFragmentInterval: MediaTime {
         get { lock.withLock { settings.fragmentInterval } }
         set { lock.withLock { if state == .unknown { settings.fragmentInterval = newValue } } }
+    }
+
+    /// Whether a file written in fragments stays fragmented when finished
+    /// (for players that take fragments, such as Media Source Extensions).
+    /// False (the default): `finishWriting()` turns the fragments into a
+    /// regular movie, which every reader reads at once, without walking the
+    /// fragments; a file whose writing never finished stays fragmented, and
+    /// `MovieRepair` makes it regular. Has no effect once writing has started.
+    public var keepsMovieFragments: Bool {
+        get { lock.withLock { settings.keepsFragments } }
+        set { lock.withLock { if state == .unknown { settings.keepsFragments = newValue } } }
     }
 
     /// Put the index in front of the media data (MP4, QuickTime, M4A), so
@@ -83,6 +101,7 @@ public final class AssetWriter: @unchecked Sendable {
     private struct Settings {
         var fragmentInterval = MediaTime.invalid
         var faststart = false
+        var keepsFragments = false
         var movieTimeScale: Int32 = 0
         var metadata: [MetadataItem] = []
     }
@@ -108,8 +127,15 @@ public final class AssetWriter: @unchecked Sendable {
     private var packetCount: Int64 = 0
     /// Whether sessions become edit lists (true) or re-stamped timestamps.
     private(set) var usesEditLists = false
+    /// Fragments that become a regular movie when finished: samples outside
+    /// the sessions are left out, the rest keep their times (see `placement`).
+    private var becomesRegularMovie = false
     /// Added to file times in fragmented files (see `openMuxer`).
     private var timelineOffset = MediaTime.zero
+    /// The sessions and first decode times of a file written in fragments
+    /// that becomes a regular movie, and where its box is in the file (see `SessionLog`).
+    private var sessionLog: SessionLog?
+    private var sessionLogOffset: Int64?
     /// The header, while it waits for in-band codec configuration (see `DeferredHeader`).
     private var deferredHeader: DeferredHeader?
     private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
@@ -120,11 +146,37 @@ public final class AssetWriter: @unchecked Sendable {
         /// Covered stretches [start, end), sorted, merged when they touch.
         var runs: [(start: Int64, end: Int64)] = []
         var packets = 0
+        /// Packets with data: the samples the muxer writes.
+        var samples = 0
+        /// What the track's sample tables will hold, for the size estimate:
+        /// runs of equal decode steps and of equal composition offsets, and keyframes.
+        var timeRuns = 0
+        var offsetRuns = 0
+        var keyframes = 0
+        var lastDecode: Int64?
+        var lastStep: Int64?
+        var lastOffset: Int64?
         /// Gaps up to this long (the longest packet duration seen) are
         /// rounding or a dropped sample, not a pause: runs bridge them.
         var tolerance: Int64 = 0
         /// Video: a frame shows until the next one (see `SessionTimeline.TrackSpan`).
         var bridgesEveryGap = false
+
+        /// Counts a sample into the estimate of the sample tables.
+        mutating func tally(decode: Int64, presentation: Int64, keyframe: Bool) {
+            samples += 1
+            if keyframe { keyframes += 1 }
+            if let lastDecode {
+                let step = decode - lastDecode
+                if step != lastStep { timeRuns += 1 }
+                lastStep = step
+            }
+            let offset = presentation - decode
+            if offset != lastOffset { offsetRuns += 1 }
+            lastOffset = offset
+            lastDecode = decode
+            timeRuns = max(timeRuns, 1)
+        }
 
         /// Records a sample's span; one without a duration still marks where
         /// a run starts, to be joined to the next sample.
@@ -214,7 +266,30 @@ public final class AssetWriter: @unchecked Sendable {
     /// plus room for the trailer. A size limit stops before this reaches it.
     public var estimatedFinalSize: Int64 {
         let written = bytesWritten
-        return lock.withLock { max(written, headerBytes + payloadBytes + packetCount * 24) + 4096 }
+        return lock.withLock {
+            let classic = max(written, headerBytes + payloadBytes + packetCount * 24) + 4096
+            guard becomesRegularMovie else { return classic }
+            // The regular movie's index comes on top of the fragments.
+            return max(classic, written + regularIndexEstimate())
+        }
+    }
+
+    /// At least the size of the movie box a file written in fragments gets
+    /// when finished: the fragmented one (part of the header) with sample
+    /// tables counted from the packets written. Lock held.
+    private func regularIndexEstimate() -> Int64 {
+        var bytes = headerBytes + 4096
+        let interval = max(settings.fragmentInterval.seconds, 0.001)
+        for (index, span) in spans.enumerated() {
+            bytes += Int64(span.timeRuns + span.offsetRuns) * 8 + Int64(span.samples) * 4 + 256
+            if span.keyframes < span.samples { bytes += Int64(span.keyframes) * 4 }
+            // One chunk (in 'stsc' and 'stco'/'co64') per fragment and track;
+            // fragments last at least the interval.
+            let scale = index < inputList.count ? Double(format?.pointee.streams[index]?.pointee.time_base.den ?? 90000) : 90000
+            let length = Double((span.runs.last?.end ?? 0) - (span.firstDecode ?? 0)) / max(scale, 1)
+            bytes += Int64((length / interval + 2) * 2) * 20
+        }
+        return bytes
     }
 
     static func container(_ fileType: FileType, canCarry codec: AVCodecID) -> Bool {
@@ -338,7 +413,8 @@ public final class AssetWriter: @unchecked Sendable {
         context.pointee.url = av_strdup(outputPath)
         let globalHeader = context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0
         let fragmented = isFragmented
-        usesEditLists = fileType.isMovieFamily && !fragmented
+        becomesRegularMovie = fragmented && !settings.keepsFragments
+        usesEditLists = fileType.isMovieFamily && (!fragmented || becomesRegularMovie)
 
         for (index, input) in inputList.enumerated() {
             guard let stream = avformat_new_stream(context, nil) else {
@@ -377,6 +453,16 @@ public final class AssetWriter: @unchecked Sendable {
             if settings.metadata.contains(where: { !MetadataItem.commonKeys.contains($0.key) }) { flags.append("use_metadata_tags") }
             if fragmented {
                 flags += ["frag_keyframe", "empty_moov", "default_base_moof"]
+                if becomesRegularMovie {
+                    // Its index takes the place of the fragment index ('mfra').
+                    flags.append("skip_trailer")
+                    // Every track's samples keep the times given, counted
+                    // from its first sample (the muxer would otherwise shift
+                    // the tracks and move each one's first sample to 0), so
+                    // that the edit lists the sessions give fit the media.
+                    av_dict_set(&options, "use_editlist", "0", 0)
+                    context.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED
+                }
                 let micros = settings.fragmentInterval.converted(toTimescale: 1_000_000).value
                 let clamped = String(max(1, min(micros, Int64(Int32.max))))
                 if inputList.contains(where: { $0.mediaType == .video }) {
@@ -412,6 +498,7 @@ public final class AssetWriter: @unchecked Sendable {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
         if isFragmented { try patchFragmentedMovieHeader() }
+        if becomesRegularMovie { try writeSessionLog() }
         try header.release { packet throws(WriterError) in try route(packet, into: format) }
     }
 
@@ -448,6 +535,49 @@ public final class AssetWriter: @unchecked Sendable {
         try patcher.patchInPlace(timescale: scale, tracks: trackPatches(movie: movie, edits: nil))
     }
 
+    /// Puts the session log's box after the movie box, before the first
+    /// fragment: through the muxer's I/O, which then goes on after it.
+    private func writeSessionLog() throws(WriterError) {
+        guard let io else { return }
+        var log = SessionLog(trackCount: inputList.count)
+        for (index, span) in spans.enumerated() { log.firstDecodeTimes[index] = span.firstDecode }
+        log.sessions = relativeSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
+        let offset = avio_tell(io.context)
+        let bytes = log.box()
+        bytes.withUnsafeBufferPointer { avio_write(io.context, $0.baseAddress, Int32($0.count)) }
+        avio_flush(io.context)
+        if let error = io.ioError { throw .io(path: outputPath, error: error) }
+        headerBytes = avio_tell(io.context)
+        sessionLog = log
+        sessionLogOffset = offset
+    }
+
+    /// Rewrites the session log in place when what it says changed. Lock held.
+    private func updateSessionLog(_ change: (inout SessionLog) -> Void) throws(WriterError) {
+        guard var log = sessionLog, let offset = sessionLogOffset else { return }
+        let before = log
+        change(&log)
+        guard log != before else { return }
+        sessionLog = log
+        do throws(SystemCallError) {
+            try file.write(log.payload(), at: offset + 8)
+        } catch {
+            throw failLocked(.io(path: outputPath, error: error))
+        }
+    }
+
+    /// The sessions as the samples of a file written in fragments are
+    /// stamped: counted from the first session's start, moved by the
+    /// timeline offset, as `placement` stamps samples. Lock held.
+    private func relativeSessions() -> [SessionTimeline.Session] {
+        guard let origin = timeline.origin else { return [] }
+        return timeline.sessions.map { session in
+            SessionTimeline.Session(start: shiftedByOffset(session.start - origin),
+                                    end: session.end.map { shiftedByOffset($0 - origin) },
+                                    fileStart: session.fileStart)
+        }
+    }
+
     /// The error for a failed muxer call: the write error underneath, if one caused it.
     private func ioFailure(_ error: FFmpegError) -> WriterError {
         if let ioError = io?.ioError { return .io(path: outputPath, error: ioError) }
@@ -461,6 +591,7 @@ public final class AssetWriter: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, !finishing else { throw .invalidState("a session can only start while writing (status: \(state.rawValue))") }
             try timeline.start(at: time)
+            try logSessions()
         }
     }
 
@@ -471,7 +602,15 @@ public final class AssetWriter: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, !finishing else { throw .invalidState("a session can only end while writing (status: \(state.rawValue))") }
             try timeline.end(at: time)
+            try logSessions()
         }
+    }
+
+    /// Puts the sessions into the session log. Lock held.
+    private func logSessions() throws(WriterError) {
+        guard sessionLog != nil else { return }
+        let sessions = relativeSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
+        try updateSessionLog { $0.sessions = sessions }
     }
 
     /// Marks every input finished, writes what the encoders still hold,
@@ -514,7 +653,11 @@ public final class AssetWriter: @unchecked Sendable {
                 if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
                 if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }
                 freeFormat()
-                if usesEditLists { try finalizeMovie() }
+                if becomesRegularMovie {
+                    try finalizeFragmentsAsRegularMovie()
+                } else if usesEditLists {
+                    try finalizeMovie()
+                }
                 do throws(SystemCallError) { try file.syncAndClose() } catch { throw WriterError.io(path: outputPath, error: error) }
                 state = .completed
                 for input in inputList { input.releaseEncoders() }
@@ -565,6 +708,13 @@ public final class AssetWriter: @unchecked Sendable {
             try checkAppendable()
             guard time.isNumeric else { throw .invalidState("sample times must be numeric, not \(time)") }
             let session = timeline.sessionIndex(forSource: time)
+            if becomesRegularMovie {
+                // Fragments: what is outside the sessions is left out; the
+                // rest keeps its time, so a pause leaves a gap for the edits.
+                guard let origin = timeline.origin, session != nil else { return nil }
+                let relative = shiftedByOffset(time - origin)
+                return relative.isNumeric ? (relative, session) : nil
+            }
             if usesEditLists {
                 guard let origin = timeline.origin else { return nil }
                 let relative = time - origin
@@ -580,6 +730,10 @@ public final class AssetWriter: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             try checkAppendable()
             guard start.isNumeric, duration.isNumeric else { throw .invalidState("sample times must be numeric, not \(start)") }
+            if becomesRegularMovie {
+                guard let origin = timeline.origin, let (skip, keep) = timeline.overlap(start: start, duration: duration) else { return nil }
+                return (skip, shiftedByOffset(start + skip - origin), keep)
+            }
             if usesEditLists {
                 guard let origin = timeline.origin else { return nil }
                 return (.zero, start - origin, duration)
@@ -631,9 +785,16 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// A packet on its way to the muxer: video waits for the next packet of
     /// its track (see `write`); the rest goes straight in. Lock held.
+    ///
+    /// In fragments that become a regular movie every track's packets wait
+    /// so, and each is made to last until the next of its track: the
+    /// muxer starts a fragment's samples where the previous fragment's last
+    /// one ends, so a gap (a pause) must be in that duration to stay in the
+    /// file, where the edit lists expect it. (Sample tables state the same
+    /// durations: the steps between decode times.)
     private func route(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
         let streamIndex = Int(packet.pointee.stream_index)
-        guard spans[streamIndex].bridgesEveryGap else {
+        guard spans[streamIndex].bridgesEveryGap || becomesRegularMovie else {
             try mux(packet, into: format)
             return
         }
@@ -642,7 +803,14 @@ public final class AssetWriter: @unchecked Sendable {
             heldPackets[streamIndex] = fresh
         }
         let held = heldPackets[streamIndex]!
-        if held.pointee.size > 0 || held.pointee.side_data_elems > 0 { try mux(held, into: format) }
+        if held.pointee.size > 0 || held.pointee.side_data_elems > 0 {
+            let ownDuration = held.pointee.duration
+            if becomesRegularMovie, held.pointee.dts != cffmpeg_AV_NOPTS_VALUE, packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE,
+               packet.pointee.dts > held.pointee.dts {
+                held.pointee.duration = packet.pointee.dts - held.pointee.dts
+            }
+            try mux(held, into: format, spanDuration: ownDuration)
+        }
         av_packet_move_ref(held, packet)
     }
 
@@ -653,13 +821,14 @@ public final class AssetWriter: @unchecked Sendable {
     private func writeHeldPackets(into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
         let sessionEnd: MediaTime? = timeline.sessions.last.flatMap { last in
             guard last.end != nil, let origin = timeline.origin else { return nil }
+            if becomesRegularMovie { return shiftedByOffset(last.end! - origin) }
             if usesEditLists { return last.end! - origin }
             return shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
         }
         for (index, held) in heldPackets.enumerated() {
             guard let held, held.pointee.size > 0 else { continue }
             let timeBase = format.pointee.streams[index]!.pointee.time_base
-            if let sessionEnd, sessionEnd.isNumeric, held.pointee.pts != cffmpeg_AV_NOPTS_VALUE {
+            if spans[index].bridgesEveryGap, let sessionEnd, sessionEnd.isNumeric, held.pointee.pts != cffmpeg_AV_NOPTS_VALUE {
                 let end = av_rescale_q_rnd(sessionEnd.value, AVRational(num: 1, den: sessionEnd.timescale), timeBase,
                                            AVRounding(AV_ROUND_DOWN.rawValue))
                 let shownUntil = max(spans[index].runs.last?.end ?? 0, held.pointee.pts + max(0, held.pointee.duration))
@@ -669,16 +838,21 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    /// av_interleaved_write_frame, with the track's span recorded. Called
-    /// with the lock held; a failure fails the writer.
-    private func mux(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+    /// av_interleaved_write_frame, with the track's span recorded (over
+    /// `spanDuration` when given: the packet's own, before it was made to
+    /// reach the next). Called with the lock held; a failure fails the writer.
+    private func mux(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>,
+                     spanDuration: Int64? = nil) throws(WriterError) {
         let streamIndex = Int(packet.pointee.stream_index)
         var span = spans[streamIndex]
         let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-        if span.firstDecode == nil { span.firstDecode = dts }
-        span.cover(packet.pointee.pts, packet.pointee.pts + max(0, packet.pointee.duration))
+        let isFirst = span.firstDecode == nil
+        if isFirst { span.firstDecode = dts }
+        span.cover(packet.pointee.pts, packet.pointee.pts + max(0, spanDuration ?? packet.pointee.duration))
         span.packets += 1
+        if packet.pointee.size > 0 { span.tally(decode: dts, presentation: packet.pointee.pts, keyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0) }
         spans[streamIndex] = span
+        if isFirst { try updateSessionLog { $0.firstDecodeTimes[streamIndex] = dts } }
         let status = av_interleaved_write_frame(format, packet)
         if status < 0 {
             throw failLocked(ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status)))
@@ -727,35 +901,69 @@ public final class AssetWriter: @unchecked Sendable {
         let boxes = try patcher.topLevelBoxes()
         let (_, movie) = try patcher.readMovie(boxes)
         let movieScale = try chooseMovieTimescale(movie)
+        let plan = editPlan(movie: movie, movieScale: movieScale, sessions: timeline.sessions, origin: timeline.origin)
+        try patcher.finish(timescale: movieScale, totalDuration: plan?.duration,
+                           tracks: trackPatches(movie: movie, edits: plan?.edits), faststart: settings.faststart)
+    }
+
+    /// The edit lists that lay the tracks written into `sessions` (source
+    /// time counted from `origin`), and the movie's duration; nil before any
+    /// session. Each track's media time scale is its stream time base.
+    /// `firstDecodes` overrides where each track's media time 0 is (in its ticks).
+    private func editPlan(movie: MovieBox, movieScale: UInt32, sessions: [SessionTimeline.Session],
+                          origin: MediaTime?, firstDecodes: [Int64?]? = nil) -> (edits: [[EditEntry]], duration: UInt64)? {
+        guard let origin else { return nil }
         let tracks = movie.children?.filter { $0.type == "trak" } ?? []
-        var editLists: [[EditEntry]]? = nil
-        var total: UInt64? = nil
-        if let origin = timeline.origin {
-            // Each track's media time scale is its stream time base.
-            let mediaScales = tracks.map { MovieHeader.mediaTimescale($0) ?? 1000 }
-            var spansInTime = [SessionTimeline.TrackSpan?]()
-            var latestEnd = MediaTime.zero
-            for (index, span) in spans.enumerated() {
-                guard let firstDecode = span.firstDecode, index < mediaScales.count else { spansInTime.append(nil); continue }
-                let scale = Int32(clamping: mediaScales[index])
-                let trackSpan = SessionTimeline.TrackSpan(
-                    runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                    firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
-                spansInTime.append(trackSpan)
-                if let last = trackSpan.runs.last { latestEnd = max(latestEnd, last.end) }
-            }
-            let sessions = timeline.closed(at: origin + latestEnd)
-            let duration = SessionTimeline.totalDuration(sessions)
-            total = UInt64(max(0, duration.converted(toTimescale: Int32(clamping: movieScale)).value))
-            editLists = spansInTime.enumerated().map { index, span in
-                guard let span else { return [] }
-                let edits = SessionTimeline.edits(sessions: sessions, origin: origin, track: span)
-                return SessionTimeline.rounded(edits, movieTimescale: Int32(clamping: movieScale),
-                                               mediaTimescale: Int32(clamping: mediaScales[index]))
+        let mediaScales = tracks.map { Int32(clamping: MovieHeader.mediaTimescale($0) ?? 1000) }
+        let spansInTime = spans.enumerated().map { index, span -> SessionTimeline.TrackSpan? in
+            let override = firstDecodes.flatMap { index < $0.count ? $0[index] : nil }
+            guard let firstDecode = override ?? span.firstDecode, index < mediaScales.count else { return nil }
+            let scale = mediaScales[index]
+            return SessionTimeline.TrackSpan(
+                runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
+                firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
+        }
+        return SessionTimeline.editLists(sessions: sessions, origin: origin, tracks: spansInTime, mediaTimescales: mediaScales,
+                                         movieTimescale: Int32(clamping: movieScale))
+    }
+
+    /// Turns the fragments written into a regular movie (see
+    /// `MovieDefragmenter`): sample tables read back from the fragments,
+    /// which must hold every sample handed to the muxer; the edit lists and
+    /// durations the sessions give, as for a file written in one piece.
+    private func finalizeFragmentsAsRegularMovie() throws(WriterError) {
+        let index: FragmentIndex
+        do throws(FragmentIndex.ReadFailure) {
+            index = try FragmentIndex.read(file)
+        } catch {
+            switch error {
+            case .io(let error): throw .io(path: outputPath, error: error)
+            case .problem(let problem): throw .malformedOutput("the fragments cannot be read back: \(problem)")
             }
         }
-        try patcher.finish(timescale: movieScale, totalDuration: total,
-                           tracks: trackPatches(movie: movie, edits: editLists), faststart: settings.faststart)
+        guard index.fragmentCount > 0 else {
+            // Nothing reached the file (no sample was written): the file
+            // stays as it is, a header that plays nothing.
+            return
+        }
+        for (position, track) in index.tracks.enumerated() where position < spans.count {
+            guard track.count == spans[position].samples, !track.isCut else {
+                throw .malformedOutput("track \(position + 1) has \(track.count) samples in its fragments; \(spans[position].samples) were written")
+            }
+        }
+        // Media time 0 of each track is its first sample. Should the muxer
+        // have moved the first sample, the others tell where 0 is.
+        let firstDecodes = index.tracks.enumerated().map { position, track -> Int64? in
+            guard position < spans.count, let last = spans[position].lastDecode, let fileFirst = track.decodeTimes.first,
+                  let fileLast = track.decodeTimes.last else { return nil }
+            return last - (fileLast - fileFirst)
+        }
+        let movieScale = try chooseMovieTimescale(index.movie)
+        let plan = editPlan(movie: index.movie, movieScale: movieScale, sessions: relativeSessions(),
+                            origin: timeline.origin.map { _ in .zero }, firstDecodes: firstDecodes)
+        let movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
+                                                       patches: trackPatches(movie: index.movie, edits: plan?.edits))
+        _ = try MovieDefragmenter(file: file).convert(index, movie: movie)
     }
 }
 

@@ -40,6 +40,44 @@ final class OutputFile {
         descriptor = fd
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
+        // While it is written, the file is locked: `MovieRepair` (capctl
+        // repair) refuses to rewrite a file a recording still writes. An
+        // advisory lock, released when the descriptor closes, or the process
+        // dies.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
+    }
+
+    /// Opens an existing regular file to rewrite in place, taking the lock a
+    /// writer holds while it writes: `isBusy` when another process holds it.
+    init(openingExisting path: String) throws(ExistingFileError) {
+        self.path = path
+        let fd: Int32
+        do {
+            fd = try systemCall("open(\(path))") { open(path, O_RDWR | O_CLOEXEC) }
+        } catch {
+            throw .open(error)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw .notAFile
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { throw .isBusy }
+            throw .open(SystemCallError(call: "flock(\(path))", errno: code))
+        }
+        descriptor = fd
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// Why an existing file could not be opened for rewriting.
+    enum ExistingFileError: Error {
+        case open(SystemCallError)
+        case notAFile
+        case isBusy
     }
 
     deinit {
@@ -55,6 +93,11 @@ final class OutputFile {
         descriptor = -1
         defer { close(fd) }
         try systemCall("fsync(\(path))") { fsync(fd) }
+    }
+
+    /// Flushes what was written to stable storage; the file stays open.
+    func sync() throws(SystemCallError) {
+        try systemCall("fsync(\(path))") { fsync(descriptor) }
     }
 
     func closeQuietly() {

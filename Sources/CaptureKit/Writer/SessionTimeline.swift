@@ -70,12 +70,33 @@ struct SessionTimeline {
     }
 
     /// The sessions with the open one closed at `end`.
-    func closed(at end: MediaTime) -> [Session] {
+    func closed(at end: MediaTime) -> [Session] { SessionTimeline.closing(sessions, at: end) }
+
+    /// `sessions` with the last, when open, closed at `end`.
+    static func closing(_ sessions: [Session], at end: MediaTime) -> [Session] {
         var result = sessions
         if let last = result.last, last.end == nil {
             result[result.count - 1].end = max(end, last.start)
         }
         return result
+    }
+
+    /// The edit lists that lay tracks into sessions (the last, when open,
+    /// closed where the tracks end), rounded to the file's time scales, and
+    /// the movie's duration in `movieTimescale` units. `tracks` are in
+    /// source time counted from `origin`; a nil track gets no edits.
+    static func editLists(sessions: [Session], origin: MediaTime, tracks: [TrackSpan?], mediaTimescales: [Int32],
+                          movieTimescale: Int32) -> (edits: [[EditEntry]], duration: UInt64) {
+        var latestEnd = MediaTime.zero
+        for track in tracks { if let last = track?.runs.last { latestEnd = max(latestEnd, last.end) } }
+        let closedSessions = closing(sessions, at: origin + latestEnd)
+        let duration = totalDuration(closedSessions).converted(toTimescale: movieTimescale)
+        let edits = tracks.enumerated().map { index, track -> [EditEntry] in
+            guard let track, index < mediaTimescales.count else { return [] }
+            return rounded(SessionTimeline.edits(sessions: closedSessions, origin: origin, track: track),
+                           movieTimescale: movieTimescale, mediaTimescale: mediaTimescales[index])
+        }
+        return (edits, UInt64(max(0, duration.isNumeric ? duration.value : 0)))
     }
 
     /// The file duration once every session is closed.
@@ -165,6 +186,8 @@ struct SessionTimeline {
             let duration = UInt64(max(0, endUnits - elapsedUnits))
             elapsedUnits = endUnits
             let media = edit.mediaStart.map { max(0, $0.converted(toTimescale: mediaTimescale).value) }
+            // A gap shorter than a unit of the movie's time scale is no gap.
+            if media == nil && duration == 0 { continue }
             entries.append(EditEntry(duration: duration, mediaTime: media))
         }
         return entries
