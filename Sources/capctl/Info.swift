@@ -10,8 +10,11 @@ extension Capctl {
             discussion: """
             Reads the whole file once. For the container: its format, size, duration, start time \
             and overall bit rate, its metadata, and for MP4 and QuickTime files the movie time \
-            scale, whether the index comes before the media data (laid out for network use), the \
-            number of complete movie fragments, and whether the file is cut short.
+            scale, the layout (regular: one index; fragmented: indexed fragment by fragment), \
+            whether the index comes before the media data (laid out for network use), the \
+            number of complete movie fragments, whether the file is cut short, and whether it \
+            was finished: a recording that was killed is left in fragments without its closing \
+            index, reads up to its last complete fragment, and 'capctl repair' makes it regular.
 
             For each track: its codec and profile; for video the frame size, pixel format, frame \
             rate and the number of frames and keyframes that play (frames an edit list leaves out \
@@ -23,8 +26,9 @@ extension Capctl {
             not media, or too damaged to read, fails with status 65.
 
             With --json, one document with the fields path, format, formatName, size, duration, \
-            startTime, bitRate, metadata, movieTimescale, fragments, indexBeforeMedia, truncated \
-            and tracks; times are in seconds, absent values are null.
+            startTime, bitRate, metadata, movieTimescale, layout (regular or fragmented), \
+            fragments, indexBeforeMedia, finished, truncated and tracks; times are in seconds, \
+            absent values are null.
             """
         )
 
@@ -157,8 +161,10 @@ struct MediaInfoJSON: Encodable {
     let bitRate: Int64?
     let metadata: [String: String]
     let movieTimescale: Int?
+    let layout: String?
     let fragments: Int?
     let indexBeforeMedia: Bool?
+    let finished: Bool?
     let truncated: Bool
     let tracks: [Track]
 
@@ -176,8 +182,10 @@ struct MediaInfoJSON: Encodable {
         bitRate = info.bitRate
         metadata = info.metadata
         movieTimescale = info.movieTimescale
+        layout = info.isFragmented.map { $0 ? "fragmented" : "regular" }
         fragments = info.fragmentCount
         indexBeforeMedia = info.indexBeforeMedia
+        finished = info.isFinished
         truncated = info.isTruncated
         tracks = info.tracks.map { track in
             Track(index: track.index, type: track.mediaType, codec: track.codec, profile: track.profile, width: track.width,
@@ -201,14 +209,17 @@ struct MediaInfoJSON: Encodable {
         try container.encode(bitRate, forKey: .bitRate)
         try container.encode(metadata, forKey: .metadata)
         try container.encode(movieTimescale, forKey: .movieTimescale)
+        try container.encode(layout, forKey: .layout)
         try container.encode(fragments, forKey: .fragments)
         try container.encode(indexBeforeMedia, forKey: .indexBeforeMedia)
+        try container.encode(finished, forKey: .finished)
         try container.encode(truncated, forKey: .truncated)
         try container.encode(tracks, forKey: .tracks)
     }
 
     enum CodingKeys: String, CodingKey {
-        case path, format, formatName, size, duration, startTime, bitRate, metadata, movieTimescale, fragments, indexBeforeMedia, truncated, tracks
+        case path, format, formatName, size, duration, startTime, bitRate, metadata, movieTimescale, layout, fragments, indexBeforeMedia
+        case finished, truncated, tracks
     }
 }
 
@@ -222,11 +233,16 @@ enum MediaInfoText {
         lines.append("  container: \(container)")
         if let scale = info.movieTimescale {
             var layout = "movie time scale \(scale)"
+            if let fragmented = info.isFragmented { layout += fragmented ? ", fragmented" : ", regular" }
             if let first = info.indexBeforeMedia { layout += first ? ", index before media" : ", index after media" }
             if let fragments = info.fragmentCount, fragments > 0 { layout += ", \(fragments) fragment\(fragments == 1 ? "" : "s")" }
             lines.append("  layout: \(layout)")
         }
         if info.isTruncated { lines.append("  truncated: the file ends in the middle of a box (read up to its last complete part)") }
+        if info.isFinished == false {
+            let remedy = info.isFragmented == true ? "; 'capctl repair \(info.path)' makes it a regular file" : ""
+            lines.append("  unfinished: the recording did not finish (read up to its last complete fragment)\(remedy)")
+        }
         for key in info.metadata.keys.sorted() {
             lines.append("  \(key): \(info.metadata[key]!)")
         }

@@ -53,6 +53,13 @@ public struct MediaInfo: Sendable {
     public var movieTimescale: Int?
     public var fragmentCount: Int?
     public var indexBeforeMedia: Bool?
+    /// MP4/QuickTime only: whether the samples are indexed fragment by
+    /// fragment (a recording kept in fragments, or one that never finished)
+    /// rather than in one index (a regular movie).
+    public var isFragmented: Bool?
+    /// MP4/QuickTime only: whether the file was finished (see
+    /// `MovieStructure.isFinished`); false for a recording that was killed.
+    public var isFinished: Bool?
     /// The file ends in the middle of a box (a recording cut off).
     public var isTruncated: Bool
 
@@ -199,6 +206,8 @@ public struct MediaInfo: Sendable {
             movieTimescale: structure.map { Int($0.movieTimescale) },
             fragmentCount: structure.map(\.fragmentCount),
             indexBeforeMedia: structure.map(\.indexBeforeMedia),
+            isFragmented: structure.map(\.isFragmented),
+            isFinished: structure.map(\.isFinished),
             isTruncated: structure?.isTruncated ?? (damaged != nil))
     }
 }

@@ -30,6 +30,14 @@ public struct MovieStructure: Sendable, Equatable {
     public var tracks: [Track]
     /// Complete movie fragments ('moof' boxes with their whole media data).
     public var fragmentCount: Int
+    /// Whether the movie box announces fragments ('mvex'): the samples are
+    /// indexed fragment by fragment, not in one index.
+    public var isFragmented: Bool
+    /// Whether the file was finished: a regular movie (one index with its
+    /// samples) that is not cut short, or a fragmented one closed by its
+    /// fragment index ('mfra'). A recording that was killed, or whose
+    /// conversion to a regular movie did not complete, is not.
+    public var isFinished: Bool
     /// Whether the index ('moov') comes before the media data ('mdat').
     public var indexBeforeMedia: Bool
     /// Whether the last box runs past the end of the file.
@@ -57,6 +65,8 @@ public struct MovieStructure: Sendable, Equatable {
         var mdatOffset: Int64?
         var fragments = 0
         var pendingFragment = false
+        var fragmentIndexBox = false
+        var laterMovie = false
         var truncated = false
         var first = true
         while offset + 8 <= end {
@@ -78,10 +88,18 @@ public struct MovieStructure: Sendable, Equatable {
             if offset + size > end { truncated = true; break }
             switch type {
             case "moov":
+                // The first movie box is the file's; one after the
+                // fragments is what a conversion that stopped left.
+                if moovOffset != nil {
+                    laterMovie = true
+                    break
+                }
                 moovOffset = offset
                 guard size < 256 << 20 else { return nil }
                 let bytes = try read(offset, Int(size))
                 movie = try? MovieBox.parseList(bytes[...]).first
+            case "mfra":
+                fragmentIndexBox = true
             case "mdat":
                 if mdatOffset == nil { mdatOffset = offset }
                 if pendingFragment { fragments += 1; pendingFragment = false }
@@ -93,10 +111,14 @@ public struct MovieStructure: Sendable, Equatable {
         }
         if offset < end && !truncated { truncated = true }
         guard let movie, let moovOffset else { return nil }
-        return structure(of: movie, fragments: fragments, indexBeforeMedia: mdatOffset.map { moovOffset < $0 } ?? true, truncated: truncated)
+        let fragmented = movie.child("mvex") != nil
+        let finished = !truncated && (fragmented ? fragmentIndexBox && !laterMovie : true)
+        return structure(of: movie, fragments: fragments, indexBeforeMedia: mdatOffset.map { moovOffset < $0 } ?? true,
+                         truncated: truncated, finished: finished)
     }
 
-    static func structure(of movie: MovieBox, fragments: Int, indexBeforeMedia: Bool, truncated: Bool) -> MovieStructure? {
+    static func structure(of movie: MovieBox, fragments: Int, indexBeforeMedia: Bool, truncated: Bool,
+                          finished: Bool = true) -> MovieStructure? {
         guard let mvhd = movie.child("mvhd") else { return nil }
         let (movieScale, movieDuration) = MovieHeader.timing(mvhd.payload, trackHeader: false)
         let scale = Int32(clamping: max(movieScale, 1))
@@ -117,6 +139,7 @@ public struct MovieStructure: Sendable, Equatable {
                 }))
         }
         return MovieStructure(movieTimescale: movieScale, movieDuration: MediaTime(value: Int64(clamping: movieDuration), timescale: scale),
-                              tracks: tracks, fragmentCount: fragments, indexBeforeMedia: indexBeforeMedia, isTruncated: truncated)
+                              tracks: tracks, fragmentCount: fragments, isFragmented: movie.child("mvex") != nil, isFinished: finished,
+                              indexBeforeMedia: indexBeforeMedia, isTruncated: truncated)
     }
 }
