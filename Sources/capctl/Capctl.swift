@@ -26,7 +26,7 @@ struct Capctl: ParsableCommand {
         \(ExitStatus.helpText)
         """,
         version: "0.1.0",
-        subcommands: [ListDevices.self, Formats.self, Record.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Frame.self, Snap.self]
+        subcommands: [ListDevices.self, Formats.self, Record.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Repair.self, Frame.self, Snap.self]
     )
 
     /// Runs the command line. Failures print one line on stderr and exit with
