@@ -43,8 +43,14 @@ extension Capctl {
             CRASH SAFETY
               MP4 and MOV files are written as 1-second fragments by default, so a recording that is \
             killed or loses power keeps all but about the last second; --fragment-interval changes \
-            the length, --no-fragments and --faststart (index first, for the web) write a classic \
-            file, which is only playable once finalized.
+            the length. When the recording ends cleanly (stopped, a limit, a signal, a lost device, \
+            a segment switch, low disk space), the file becomes a regular MP4/MOV: one index with \
+            every sample, written after the media, the fragments left where they are (finishing \
+            writes the index, never a second copy of the media). A recording that was killed stays \
+            in fragments; 'capctl repair' makes it regular. --fragments-only keeps the finished file \
+            fragmented too (for players that take fragments, such as Media Source Extensions). \
+            --no-fragments and --faststart (index first, for the web) write a classic file, which \
+            is only playable once finalized.
 
             PROGRESS
               On a terminal, one status line refreshes (media time, size, frame rate, dropped \
@@ -236,6 +242,9 @@ struct EncodingOptions: ParsableArguments {
     @Flag(name: .long, help: "Put the index first (for the web); implies --no-fragments.")
     var faststart = false
 
+    @Flag(name: .long, help: "Keep finished MP4/MOV files fragmented (for Media Source Extensions) instead of making them regular.")
+    var fragmentsOnly = false
+
     func validate() throws {
         if let videoCodec, videoCodec != "copy", VideoCodec(rawValue: videoCodec.lowercased()) == nil {
             throw ValidationError("unknown --video-codec '\(videoCodec)'; use h264, hevc, vp9, av1, mjpeg or copy")
@@ -258,6 +267,9 @@ struct EncodingOptions: ParsableArguments {
         if fragmentInterval != nil && (noFragments || faststart) {
             throw ValidationError("--fragment-interval and --no-fragments/--faststart contradict each other; give one")
         }
+        if fragmentsOnly && (noFragments || faststart) {
+            throw ValidationError("--fragments-only and --no-fragments/--faststart contradict each other; give one")
+        }
     }
 
     /// The recording settings these options ask for.
@@ -279,6 +291,7 @@ struct EncodingOptions: ParsableArguments {
             settings.fragmentInterval = fragmentInterval.time
         }
         settings.optimizeForNetworkUse = faststart
+        settings.keepsMovieFragments = fragmentsOnly
         return settings
     }
 }

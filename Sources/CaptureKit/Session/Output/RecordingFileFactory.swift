@@ -70,6 +70,7 @@ struct RecordingFileFactory {
         }
         writer.movieFragmentInterval = settings.fragmentInterval
         writer.shouldOptimizeForNetworkUse = settings.optimizeForNetworkUse
+        writer.keepsMovieFragments = settings.keepsMovieFragments
         var metadata = settings.metadata
         if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
         writer.metadata = metadata

@@ -33,6 +33,9 @@ public struct RecordingSettings: Sendable, Hashable {
     public var fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 1)
     /// Index before the media data (classic files only).
     public var optimizeForNetworkUse = false
+    /// Fragmented files stay fragmented when finished, instead of becoming
+    /// regular movies (see `AssetWriter.keepsMovieFragments`).
+    public var keepsMovieFragments = false
     public var metadata: [MetadataItem] = []
     /// Several audio inputs become alternate tracks of one group (the first enabled).
     public var audioTracksAreAlternates = false
