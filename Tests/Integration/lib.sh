@@ -262,9 +262,15 @@ packet_times() {
   ffprobe -v error -select_streams "${2:-v:0}" -show_entries packet=pts_time -of csv=p=0 "$1" | sort -g
 }
 
-# largest_gap FILE [STREAM]: the longest time between consecutive frames (seconds)
+# shown_times FILE [STREAM]: the times frames are shown at, decoded, after the file's edit
+# lists (a regular MP4 keeps a pause's gap in its media and edits it out), sorted
+shown_times() {
+  ffprobe -v error -select_streams "${2:-v:0}" -show_entries frame=best_effort_timestamp_time -of csv=p=0 "$1" | sort -g
+}
+
+# largest_gap FILE [STREAM]: the longest time between consecutive frames as shown (seconds)
 largest_gap() {
-  packet_times "$1" "${2:-v:0}" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { printf "%.6f\n", m }'
+  shown_times "$1" "${2:-v:0}" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { printf "%.6f\n", m }'
 }
 
 # stream_duration FILE STREAM: a track's duration as `capctl info --json` reports it
@@ -436,46 +442,55 @@ stop_feeders() {
 
 # --- checking recordings of compressed cameras --------------------------------------------------
 
-# probe_video FILE...: read each file's first video track with ffprobe (packets and stream) and
-# decode all of them, each on its own, with one ffmpeg run. For each FILE (FILE's name the
-# key) sets
+# probe_video FILE...: read each file's first video track with one ffmpeg run, which copies
+# its packets (all of them, -copyinkf) to a framecrc listing and decodes it, each file on
+# its own. For each FILE (FILE's name the key) sets
 #   PROBE_CODEC[FILE], PROBE_SIZE[FILE] (WxH)      the stream
 #   PROBE_PACKETS[FILE], PROBE_KEYFRAMES[FILE]     packets in the file, those flagged key
-#   PROBE_FIRST_KEY[FILE]                          1 when the first packet is a keyframe
+#   PROBE_FIRST_KEY[FILE]                          1 when the first packet is flagged key
 #   PROBE_SPAN[FILE]                               seconds from the first frame's time to the
 #                                                  last one's plus one mean frame interval
 #   PROBE_DECODED[FILE]                            frames the decoder made from it
-# and PROBE_ERRORS: what ffmpeg said while decoding them (empty when every packet decoded).
-# The decoder keeps every frame's time (-fps_mode passthrough), so frames with the same
-# time are an error too.
+# and PROBE_ERRORS: what ffmpeg said meanwhile (empty when every packet was read and decoded
+# without a word). The decoder keeps every frame's time (-fps_mode passthrough), so frames
+# with the same time are an error too. A decoder given frames before the first keyframe
+# drops them without a word: compare PROBE_DECODED with PROBE_PACKETS.
 declare -A PROBE_CODEC=() PROBE_SIZE=() PROBE_PACKETS=() PROBE_KEYFRAMES=() PROBE_FIRST_KEY=() PROBE_SPAN=() PROBE_DECODED=()
 PROBE_ERRORS=
 probe_video() {
   local file n=0 inputs=() outputs=() line
   for file in "$@"; do
     [[ -s $file ]] || fail "$file is empty or missing"
-    line=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height:packet=pts_time,flags \
-      -of compact "$file" 2>probe.err | awk -F'|' '
-        $1 == "packet" { n++; split($2, t, "="); split($3, f, "="); if (f[2] ~ /^K/) { k++; if (n == 1) first = 1 }
-                         if (t[2] != "N/A") { p = t[2] + 0; if (m == 0 || p < lo) lo = p; if (m == 0 || p > hi) hi = p; m++ } }
-        $1 == "stream" { for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] = kv[2] } }
-        END { span = m > 1 ? (hi - lo) * m / (m - 1) : 0
-              printf "%s %sx%s %d %d %d %.3f\n", s["codec_name"], s["width"], s["height"], n, k, first, span }')
-    read -r "PROBE_CODEC[$file]" "PROBE_SIZE[$file]" "PROBE_PACKETS[$file]" "PROBE_KEYFRAMES[$file]" \
-      "PROBE_FIRST_KEY[$file]" "PROBE_SPAN[$file]" <<<"$line"
     inputs+=(-i "$file")
-    outputs+=(-map "$n:v:0" -fps_mode passthrough -f framemd5 "decoded-$n.md5")
+    outputs+=(-map "$n:v:0" -c copy -copyinkf -f framecrc "packets-$n.crc"
+      -map "$n:v:0" -fps_mode passthrough -f framemd5 "decoded-$n.md5")
     n=$((n + 1))
   done
+  rm -f packets-*.crc decoded-*.md5
   ffmpeg -nostdin -v error -y "${inputs[@]}" "${outputs[@]}" 2>decode.err || true
   PROBE_ERRORS=$(cat decode.err)
   n=0
   for file in "$@"; do
+    # framecrc: "#tb 0: NUM/DEN", "#codec_id 0: NAME", "#dimensions 0: WxH", then a line a
+    # packet: stream, dts, pts, duration, size, crc[, F=FLAGS] (no F= for a keyframe alone)
+    line=$(awk -F', *' '
+      /^#tb 0:/ { split($0, a, ": "); split(a[2], r, "/"); tb = r[1] / r[2] }
+      /^#codec_id 0:/ { split($0, a, ": "); codec = a[2] }
+      /^#dimensions 0:/ { split($0, a, ": "); size = a[2] }
+      /^[^#]/ { n++; key = 1; if (NF >= 7) key = index("13579BDFbdf", substr($7, length($7), 1)) > 0
+                if (key) { k++; if (n == 1) first = 1 }
+                p = ($3 + 0) * tb; if (n == 1 || p < lo) lo = p; if (n == 1 || p > hi) hi = p }
+      END { span = 0; if (n > 1) span = (hi - lo) * n / (n - 1)
+            if (codec == "") codec = "none"; if (size == "") size = "none"
+            printf "%s %s %d %d %d %.3f\n", codec, size, n, k, first, span }' "packets-$n.crc" 2>/dev/null ||
+      echo "none none 0 0 0 0")
+    read -r "PROBE_CODEC[$file]" "PROBE_SIZE[$file]" "PROBE_PACKETS[$file]" "PROBE_KEYFRAMES[$file]" \
+      "PROBE_FIRST_KEY[$file]" "PROBE_SPAN[$file]" <<<"$line"
     PROBE_DECODED[$file]=$(grep -vc '^#' "decoded-$n.md5" 2>/dev/null || true)
-    note "$file: ${PROBE_CODEC[$file]} ${PROBE_SIZE[$file]}, ${PROBE_PACKETS[$file]} packets (${PROBE_KEYFRAMES[$file]} key, first key: ${PROBE_FIRST_KEY[$file]:-0}), ${PROBE_DECODED[$file]:-0} decoded, ${PROBE_SPAN[$file]} s"
+    note "$file: ${PROBE_CODEC[$file]} ${PROBE_SIZE[$file]}, ${PROBE_PACKETS[$file]} packets (${PROBE_KEYFRAMES[$file]} key, first key: ${PROBE_FIRST_KEY[$file]}), ${PROBE_DECODED[$file]:-0} decoded, ${PROBE_SPAN[$file]} s"
     n=$((n + 1))
   done
-  [[ -z $PROBE_ERRORS ]] || note "decoding said: $(head -n 20 decode.err)"
+  [[ -z $PROBE_ERRORS ]] || note "ffmpeg said: $(head -n 20 decode.err)"
 }
 
 # reference_frames NODE FORMAT: how many frames ffmpeg captures from NODE (input format
@@ -493,12 +508,11 @@ reference_frames() {
 }
 
 # assert_decodes FILE [FRAMES]: after probe_video: FILE starts with a keyframe, every packet
-# decodes (nothing said while decoding, one frame a packet), and, given FRAMES, holds that
-# many packets
+# decodes (nothing said, one frame a packet), and, given FRAMES, holds that many packets
 assert_decodes() {
   local file=$1
   ((${PROBE_PACKETS[$file]:-0} > 0)) || fail "$file has no video packet${2:+ (the events report $2 frames)}"
-  [[ -z $PROBE_ERRORS ]] || fail "decoding $file printed errors: $(head -n 6 decode.err)"
+  [[ -z $PROBE_ERRORS ]] || fail "reading and decoding $file, ffmpeg said: $(head -n 6 decode.err)"
   [[ ${PROBE_FIRST_KEY[$file]:-0} == 1 ]] || fail "$file does not start with a keyframe"
   assert_eq "${PROBE_PACKETS[$file]}" "${PROBE_DECODED[$file]:-0}" "$file: frames decoded from its ${PROBE_PACKETS[$file]} packets"
   if (($# > 1)); then
