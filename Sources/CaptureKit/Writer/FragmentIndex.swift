@@ -164,6 +164,7 @@ struct FragmentIndex {
             boxes.append(box)
             offset += boxSize
         }
+        if boxes.isEmpty && cutBox == nil { throw .problem(.notAMovie(size == 0 ? "it is empty" : "it holds no ISO base media box")) }
         guard let movieEntry = boxes.first(where: { $0.type == "moov" }) else {
             if boxes.contains(where: { $0.type == "mdat" }) || cutBox?.type == "mdat" { throw .problem(.unfragmentedWithoutIndex) }
             if boxes.contains(where: { $0.type == "moof" }) || cutBox?.type == "moof" { throw .problem(.noMovieBox) }
