@@ -7,27 +7,27 @@ extension Capctl {
         static let configuration = CommandConfiguration(
             abstract: "Make an MP4 or MOV recording that was cut off (killed, power lost) a regular file, in place.",
             discussion: """
-            An MP4 or MOV recording is written in fragments, and when it finishes cleanly it \\
-            becomes a regular file: one index with every sample. A recording that did not finish \\
-            (killed, power lost, disk full) stays in fragments: players read it up to its last \\
-            complete fragment, walking every fragment to learn its length, and some read it badly. \\
-            'capctl info' tells such a file apart (unfinished). repair does to it what a clean \\
-            finish does: it writes the complete index after the media and turns the fragment \\
-            headers into unused bytes of one media data box, without copying the media. The \\
-            samples kept are those of every complete fragment and, of a fragment cut short, those \\
-            whose bytes are all there; what follows them is cut off. Pauses of a capctl recording \\
-            are left out as a clean finish leaves them out (capctl keeps its sessions in the \\
+            An MP4 or MOV recording is written in fragments, and when it finishes cleanly it \
+            becomes a regular file: one index with every sample. A recording that did not finish \
+            (killed, power lost, disk full) stays in fragments: players read it up to its last \
+            complete fragment, walking every fragment to learn its length, and some read it badly. \
+            'capctl info' tells such a file apart (unfinished). repair does to it what a clean \
+            finish does: it writes the complete index after the media and turns the fragment \
+            headers into unused bytes of one media data box, without copying the media. The \
+            samples kept are those of every complete fragment and, of a fragment cut short, those \
+            whose bytes are all there; what follows them is cut off. Pauses of a capctl recording \
+            are left out as a clean finish leaves them out (capctl keeps its sessions in the \
             file); a file from another program keeps each track's start as its fragments state it.
 
-            A regular file is left as it is (status 0). A file a recording is still writing is \\
-            refused (69), as is one that is not MP4 or MOV, or that holds nothing to rebuild an \\
-            index from: one written in one piece (--no-fragments, --faststart) and cut off before \\
-            its index, or one cut off before its first fragment (65). The file must be writable \\
+            A regular file is left as it is (status 0). A file a recording is still writing is \
+            refused (69), as is one that is not MP4 or MOV, or that holds nothing to rebuild an \
+            index from: one written in one piece (--no-fragments, --faststart) and cut off before \
+            its index, or one cut off before its first fragment (65). The file must be writable \
             (77); a failed write leaves it readable as it was (74).
 
-            With --json, one document: {"path", "outcome" (repaired, already-regular), \\
-            "duration", "fragments", "sessions", "indexBytes", "droppedBytes", "size", \\
-            "tracks": [{"trackID", "type", "samples", "duration"}]}; times in seconds, \\
+            With --json, one document: {"path", "outcome" (repaired, already-regular), \
+            "duration", "fragments", "sessions", "indexBytes", "droppedBytes", "size", \
+            "tracks": [{"trackID", "type", "samples", "duration"}]}; times in seconds, \
             "sessions" null for a file without capctl's session record.
             """
         )
