@@ -62,7 +62,8 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Frames lost by the device: sequence gaps plus skipped frames.
     public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
-    /// Frames the driver returned flagged as erroneous or empty, which were not delivered.
+    /// Frames the driver returned flagged as erroneous or empty, and H.264/HEVC
+    /// frames that depended on a lost one (up to the next keyframe): not delivered.
     public var skippedFrames: Int { state.withLock { $0.skipped } }
     /// Frames whose driver timestamp was implausible and replaced by the time they were dequeued.
     public var replacedTimestamps: Int { state.withLock { $0.replacedStamps } }
@@ -230,6 +231,10 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             parameterSets = AccessUnit.Codec(codecName: codec).map(InBandParameterSets.init)
             keyframesFlagged = parameterSets == nil && codec != "mjpeg"
         }
+        // After a frame the device lost (or flagged broken), the H.264/HEVC
+        // frames up to the next keyframe refer to a picture nobody has:
+        // they are dropped with it rather than delivered undecodable.
+        var chainBroken = false
 
         while true {
             if stop.isRaised || queue.isClosed { return .stopped }
@@ -270,8 +275,10 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                 if buffer.flags & V4L2BufferFlags.error != 0 || buffer.bytesUsed == 0 {
                     state.withLock { $0.gaps += lost; $0.skipped += 1 }
                     queue.giveBack(buffer.index)
+                    chainBroken = true
                     continue
                 }
+                if lost > 0 { chainBroken = true }
                 let now = MonotonicClock.nowNanoseconds()
                 let stamp = clock.monotonicTime(flags: buffer.flags, timestamp: buffer.timestamp,
                                                 monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
@@ -284,6 +291,13 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                     // next keyframe (a copy, once per keyframe that lacks them).
                     guard let unit = parameterSets!.deliverable(storage) else { continue }
                     (storage, keyframe) = unit
+                    if chainBroken {
+                        guard keyframe else {
+                            state.withLock { $0.skipped += 1 }
+                            continue
+                        }
+                        chainBroken = false
+                    }
                 }
                 let sample = VideoSampleBuffer(
                     storage: storage, layout: format.layout, width: format.width, height: format.height,
