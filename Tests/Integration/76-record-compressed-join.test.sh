@@ -4,7 +4,7 @@
 # keyframe and decode), and one that sends its SPS and PPS in a buffer of their own before
 # each IDR picture (copied and encoded: the parameter sets are no frame of their own).
 source "$(dirname "$0")/lib.sh"
-need ffmpeg ffprobe python3 v4l2-ctl
+need ffmpeg python3 v4l2-ctl
 
 gop=45
 start_feeder "h264@$gop" h264-split

@@ -5,7 +5,7 @@
 # at least 70 % of the frames ffmpeg captures from the same camera in 3 s (YUYV: of the
 # frames the feeder sends in 3 s).
 source "$(dirname "$0")/lib.sh"
-need ffmpeg ffprobe python3 v4l2-ctl
+need ffmpeg python3 v4l2-ctl
 
 start_feeder mjpeg yuyv
 

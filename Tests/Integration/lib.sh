@@ -45,9 +45,16 @@ check() {
   ((status == 0)) || CHECKS_FAILED+=("$name")
 }
 
-# checks_done: fail the test if a case run by check failed
+# checks_done: fail the test if a case run by check failed, keeping the test's files (what
+# it recorded, its logs) in $RESULTS/artifacts/TEST for a look afterwards
 checks_done() {
-  ((${#CHECKS_FAILED[@]} == 0)) || fail "${#CHECKS_FAILED[@]} case(s) failed: $(printf '%s; ' "${CHECKS_FAILED[@]}")"
+  ((${#CHECKS_FAILED[@]} == 0)) && return 0
+  local keep=${RESULTS:+$RESULTS/artifacts/$(basename "$0" .test.sh)}
+  if [[ -n $keep ]] && mkdir -p "$keep"; then
+    find . -maxdepth 1 -type f -size -20M -exec cp {} "$keep/" \; || true
+    note "the test's files are in $keep"
+  fi
+  fail "${#CHECKS_FAILED[@]} case(s) failed: $(printf '%s; ' "${CHECKS_FAILED[@]}")"
 }
 
 # need COMMAND...: fail unless each command is on PATH
@@ -582,6 +589,7 @@ assert_progress() {
 # and it holds at least LEAST frames
 check_recording() {
   local file=$1 codec=$2 least=$3 tolerance=$4
+  cp last.stdout "$file.events"
   record_events
   assert_eq max-duration "$EV_REASON" "$file: finished reason"
   assert_eq 0 "$EV_EXIT" "$file: exitStatus"
