@@ -19,6 +19,8 @@ final class RecordingFileWriter {
     var closedDuration = MediaTime.zero
     /// The latest end (time + duration) of a sample written, on the source clock.
     var latestEnd: MediaTime?
+    /// When the latest video frame written was captured.
+    var lastVideoTime: MediaTime?
     /// Once set, the file is ending at this source time and waits for the
     /// inputs still listed in `awaiting` to pass it.
     var cutTime: MediaTime?
@@ -120,7 +122,12 @@ final class RecordingFileWriter {
                 let written = writerInput.writtenFrameCount - before.written
                 guard inSession, written > 0 else { return lost }
                 videoFrames += written
-                let end = video.presentationTime + (video.duration ?? .zero).nanoseconds
+                // A frame shows for its duration, or, from a camera that does
+                // not say, as long as the one before it did: a cut at the end
+                // of what was written keeps the last frame on screen.
+                let shown = video.duration?.nanoseconds ?? lastVideoTime.map { video.presentationTime - $0 } ?? .zero
+                lastVideoTime = video.presentationTime
+                let end = video.presentationTime + (shown.isNumeric && shown > .zero ? shown : .zero)
                 if latestEnd.map({ end > $0 }) ?? true { latestEnd = end }
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
