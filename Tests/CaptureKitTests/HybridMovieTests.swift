@@ -303,6 +303,22 @@ func decodesCleanly(_ path: String) throws -> Bool {
         #expect(try MovieStructure.read(path: path)?.isFinished == true)
     }
 
+    /// A recording that ended before its first sample: a regular movie
+    /// that plays nothing, finished.
+    @Test func aRecordingWithNothingInItIsARegularEmptyMovie() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("empty.mp4")
+        let (writer, _, _) = try Self.writer(path, fragments: MediaTime(value: 1, timescale: 2))
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        try writer.finishWriting()
+        let top = try Boxes.topLevel(path).map(\.type)
+        #expect(top.first == "ftyp" && top[1] == "moov" && !top.contains("moof"))
+        let structure = try #require(try MovieStructure.read(path: path))
+        #expect(!structure.isFragmented && structure.isFinished)
+        #expect(try FFprobe.run(["-show_format", path]).status == 0)
+    }
+
     @Test func theSessionLogKeepsSessionsAndFirstDecodeTimes() throws {
         var log = SessionLog(trackCount: 2)
         log.firstDecodeTimes = [1920, nil]

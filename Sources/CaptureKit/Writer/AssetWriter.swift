@@ -941,11 +941,6 @@ public final class AssetWriter: @unchecked Sendable {
             case .problem(let problem): throw .malformedOutput("the fragments cannot be read back: \(problem)")
             }
         }
-        guard index.fragmentCount > 0 else {
-            // Nothing reached the file (no sample was written): the file
-            // stays as it is, a header that plays nothing.
-            return
-        }
         for (position, track) in index.tracks.enumerated() where position < spans.count {
             guard track.count == spans[position].samples, !track.isCut else {
                 throw .malformedOutput("track \(position + 1) has \(track.count) samples in its fragments; \(spans[position].samples) were written")
@@ -963,7 +958,12 @@ public final class AssetWriter: @unchecked Sendable {
                             origin: timeline.origin.map { _ in .zero }, firstDecodes: firstDecodes)
         let movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
                                                        patches: trackPatches(movie: index.movie, edits: plan?.edits))
-        _ = try MovieDefragmenter(file: file).convert(index, movie: movie)
+        if index.fragmentCount == 0 {
+            // Nothing was recorded: a regular movie that plays nothing.
+            try MovieDefragmenter(file: file).replaceInPlace(index, movie: movie)
+        } else {
+            _ = try MovieDefragmenter(file: file).convert(index, movie: movie)
+        }
     }
 }
 

@@ -153,6 +153,25 @@ struct MovieDefragmenter {
                        droppedBytes: index.fileSize - mediaEnd, fileSize: mediaEnd + Int64(bytes.count))
     }
 
+    /// For a file that has no fragment (nothing was recorded): the regular
+    /// movie box, with its empty tables, in place of the first one, the
+    /// bytes it no longer needs a 'free' box. (A regular box is smaller: it
+    /// has no 'mvex'.)
+    func replaceInPlace(_ index: FragmentIndex, movie: MovieBox) throws(WriterError) {
+        var bytes = movie.serialized()
+        let room = Int(index.movieBox.size)
+        guard bytes.count == room || bytes.count + 8 <= room else { throw .malformedOutput("the regular movie box does not fit in place of the fragmented one") }
+        if bytes.count < room {
+            BigEndian.append(UInt32(room - bytes.count), to: &bytes)
+            bytes += Array("free".utf8)
+            bytes += [UInt8](repeating: 0, count: room - bytes.count)
+        }
+        try io { () throws(SystemCallError) in
+            try file.write(bytes, at: index.movieBox.offset)
+            try file.sync()
+        }
+    }
+
     private func io<T>(_ body: () throws(SystemCallError) -> T) throws(WriterError) -> T {
         do { return try body() } catch { throw .io(path: file.path, error: error) }
     }
