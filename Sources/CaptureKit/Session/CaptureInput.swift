@@ -4,6 +4,8 @@
 public class CaptureInput: @unchecked Sendable {
     // @unchecked: `isOpen` and `locking` are guarded by `lock`; `source` is immutable.
     public let source: any CaptureSource
+    /// The encoders sinks share for this input's frames, one per setting.
+    let compression = CompressionStages()
     private var isOpen = false
     private let lock = WriterLock()
 

@@ -260,6 +260,7 @@ public final class CaptureSession: @unchecked Sendable {
         let thread = CaptureThread(name: name) { [weak self] in
             guard let self else { return }
             let end = input.source.run(stop: stop) { sample in
+                input.compression.capture(sample)
                 for output in self.outputsSnapshot() { output.capture(sample, from: input) }
             }
             if end != .stopped { self.inputEnded(input, end) }
@@ -271,6 +272,8 @@ public final class CaptureSession: @unchecked Sendable {
         guard let loop = lock.withLock({ loops.removeValue(forKey: ObjectIdentifier(input)) }) else { return }
         loop.stop.raise()
         loop.thread.join()
+        // What its encoders hold reaches their sinks before the outputs hear of the stop.
+        input.compression.finish()
         close(input)
     }
 
@@ -280,6 +283,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// An input's loop ended by itself: every output hears it (a file output
     /// finishes its recording with the reason), then the observers.
     private func inputEnded(_ input: CaptureInput, _ end: CaptureEnd) {
+        // Its encoders' last frames reach their sinks before the outputs hear of the end.
+        input.compression.finish()
         for output in outputsSnapshot() { output.input(input, didEnd: end) }
         lock.withLock { inputEndHandler }?(input, end)
         notify(.inputDidEnd(input, end))

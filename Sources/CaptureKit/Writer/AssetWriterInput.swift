@@ -216,16 +216,9 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Appends the picture of an AVFrame (a pixel buffer's, or a decoder's),
     /// its planes and strides read in place.
     private func appendFrame(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
-        try withUnsafePointer(to: &frame.pointee.data) { data throws(WriterError) in
-            try withUnsafePointer(to: &frame.pointee.linesize) { lines throws(WriterError) in
-                try data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes throws(WriterError) in
-                    try lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides throws(WriterError) in
-                        try appendVideo(planes: planes, strides: strides, format: AVPixelFormat(frame.pointee.format),
-                                        width: frame.pointee.width, height: frame.pointee.height,
-                                        presentationTime: presentationTime, duration: duration)
-                    }
-                }
-            }
+        try PixelPlanes.with(frame) { planes, strides throws(WriterError) in
+            try appendVideo(planes: planes, strides: strides, format: AVPixelFormat(frame.pointee.format),
+                            width: frame.pointee.width, height: frame.pointee.height, presentationTime: presentationTime, duration: duration)
         }
     }
 
@@ -234,32 +227,9 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// `bytesPerRow` apart for single-plane formats.
     public func appendPixels(_ bytes: UnsafeRawBufferPointer, format: PixelFormat, width: Int, height: Int, bytesPerRow: Int? = nil,
                              presentationTime: MediaTime, duration: MediaTime? = nil) throws(WriterError) {
-        guard width > 0, height > 0, width <= 32768, height <= 32768, let base = bytes.baseAddress else {
-            throw .invalidSettings("a \(width)x\(height) frame is not possible")
-        }
-        var planes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
-        var strides = [Int32](repeating: 0, count: 4)
-        let needed: Int32
-        if let bytesPerRow {
-            guard av_pix_fmt_count_planes(format.raw) == 1 else {
-                throw .invalidSettings("bytesPerRow applies to single-plane formats; \(format) has \(av_pix_fmt_count_planes(format.raw)) planes")
-            }
-            planes[0] = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
-            strides[0] = Int32(bytesPerRow)
-            needed = Int32(bytesPerRow * height)
-        } else {
-            needed = av_image_fill_arrays(&planes, &strides, base.assumingMemoryBound(to: UInt8.self), format.raw, Int32(width), Int32(height), 1)
-        }
-        guard needed > 0 else { throw .invalidSettings("cannot lay out a \(width)x\(height) \(format) image") }
-        guard bytes.count >= Int(needed) else {
-            throw .invalidSettings("a \(width)x\(height) \(format) frame needs \(needed) bytes; the buffer has \(bytes.count)")
-        }
-        let constPlanes = planes.map { UnsafePointer<UInt8>($0) }
-        try constPlanes.withUnsafeBufferPointer { planePointer throws(WriterError) in
-            try strides.withUnsafeBufferPointer { stridePointer throws(WriterError) in
-                try appendVideo(planes: planePointer.baseAddress!, strides: stridePointer.baseAddress!, format: format.raw,
-                                width: Int32(width), height: Int32(height), presentationTime: presentationTime, duration: duration)
-            }
+        try PixelPlanes.with(bytes, format: format, width: width, height: height, bytesPerRow: bytesPerRow) { planes, strides throws(WriterError) in
+            try appendVideo(planes: planes, strides: strides, format: format.raw, width: Int32(width), height: Int32(height),
+                            presentationTime: presentationTime, duration: duration)
         }
     }
 

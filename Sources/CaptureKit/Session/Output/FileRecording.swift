@@ -52,6 +52,8 @@ final class FileRecording: @unchecked Sendable {
         } else {
             lock.withLock { commands.append(.switchFile(path)) }
         }
+        // The next file begins at a keyframe a shared encoder makes for it.
+        encoders?.requestKeyframe()
     }
 
     func stop(reason: RecordingStopReason, error: RecordingError?) {
@@ -59,7 +61,10 @@ final class FileRecording: @unchecked Sendable {
     }
 
     func pause() { lock.withLock { commands.append(.pause) } }
-    func resume() { lock.withLock { commands.append(.resume) } }
+    func resume() {
+        lock.withLock { commands.append(.resume) }
+        encoders?.requestKeyframe()
+    }
 
     /// Whether the recording has ended (its delegate heard it, or is hearing it now).
     var isOver: Bool { lock.withLock { over } }
@@ -71,7 +76,8 @@ final class FileRecording: @unchecked Sendable {
     /// Totals so far.
     var statistics: RecordingStatistics {
         var snapshot = lock.withLock { stats }
-        snapshot.droppedByQueue = queue?.refusedCount ?? 0
+        snapshot.droppedByQueue = (queue?.refusedCount ?? 0) + (encoders?.droppedFrames ?? 0)
+        snapshot.droppedBeforeKeyframe += encoders?.framesBeforeKeyframe ?? 0
         snapshot.droppedByDevice = inputs.reduce(0) { $0 + $1.source.droppedByDevice }
         return snapshot
     }
@@ -82,6 +88,7 @@ final class FileRecording: @unchecked Sendable {
     func endBeforeBeginning(_ error: RecordingError?, reason: RecordingStopReason = .error) {
         guard !hasBegun else { return }
         ended = true
+        encoders?.leaveAll()
         endRecordingReported(reason: reason, error: error)
     }
 
@@ -129,6 +136,11 @@ final class FileRecording: @unchecked Sendable {
     private var sessionStopped = false
     private var latestSourceTime: MediaTime?
     private var immediateSwitch: String??
+    /// The shared encoders the video comes from, and the codec each shared
+    /// input's frames arrive in (by input position); set in `begin(inputs:)`
+    /// before any other thread reaches the recording.
+    private var encoders: RecordingEncoders?
+    private var sharedVideo: [Int: String] = [:]
 
     private enum Command {
         case switchFile(String?)
@@ -167,7 +179,14 @@ final class FileRecording: @unchecked Sendable {
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
         }
-        let file = try files.open(number: 1, inputs: inputs)
+        let file: RecordingFileWriter
+        do throws(RecordingError) {
+            try joinSharedEncoders(allInputs)
+            file = try files.open(number: 1, inputs: inputs, sharedVideo: sharedVideo)
+        } catch {
+            encoders?.leaveAll()
+            throw error
+        }
         lock.withLock { currentPath = file.path }
         settleKeyframeRules(file)
         current = file
@@ -178,12 +197,46 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
+    /// Video that can share an encoder (same settings as another sink of
+    /// the same input) is taken compressed from the input's compression
+    /// stage instead of raw from the session.
+    private func joinSharedEncoders(_ allInputs: [CaptureInput]) throws(RecordingError) {
+        let encoders = RecordingEncoders(deliver: { [weak self] index, sample in self?.captureEncoded(sample, input: index) },
+                                         failed: { [weak self] error in self?.encoderFailed(error) })
+        self.encoders = encoders
+        for (index, input) in allInputs.enumerated() {
+            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else { continue }
+            do throws(WriterError) {
+                sharedVideo[index] = try encoders.join(input, index: index, settings: settings, keyframeInterval: keyframeInterval,
+                                                       queueCapacity: queueCapacity)
+            } catch {
+                // As the file's own encoder would: the settings it refuses, named with the file.
+                if case .invalidSettings(let reason) = error { throw .unsupported("\(files.path(number: 1)): \(reason)") }
+                throw RecordingFileFactory.creationError(error, path: files.path(number: 1))
+            }
+        }
+    }
+
     // MARK: From the capture threads
 
     func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
         guard recordedMediaTypes.contains(input.mediaType) else { return }
+        // Frames of a shared encoder's input come from the encoder.
+        if sample.mediaType == .video, sharedVideo[index] != nil { return }
         queue.put((index, sample), wakingAt: samplesPerWakeup[index])
+    }
+
+    /// From a compression stage's thread: a compressed frame of input `index`.
+    private func captureEncoded(_ sample: VideoSampleBuffer, input index: Int) {
+        queue?.put((index, .video(sample)))
+    }
+
+    /// A shared encoder stopped working: the recording ends with the error.
+    private func encoderFailed(_ error: WriterError) {
+        let path = lock.withLock { currentPath } ?? files.path(number: 1)
+        lock.withLock { commands.append(.stop(.error, .writeFailed(path: path, reason: error.description))) }
+        queue?.wake()
     }
 
     /// An input ended by itself: the recording ends once what it captured
@@ -240,6 +293,12 @@ final class FileRecording: @unchecked Sendable {
         startsAtKeyframe = false
         cutsAtKeyframes = false
         for (index, input) in inputs.enumerated() where input.mediaType == .video && recordedMediaTypes.contains(.video) {
+            // Shared encoders make keyframes where they are asked for: at
+            // a segment's end, set in advance; requests wait for theirs.
+            if sharedVideo[index] != nil {
+                startsAtKeyframe = true
+                continue
+            }
             guard case .compressed(let codec)? = input.source.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil else { continue }
             startsAtKeyframe = true
             if index < file.writerInputs.count, file.writerInputs[index]?.takesCompressedSamples == true { cutsAtKeyframes = true }
@@ -258,11 +317,18 @@ final class FileRecording: @unchecked Sendable {
                 endedInputs.formUnion(moreEnded)
                 for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
             }
+            if !heldAudio.isEmpty, !moreEnded.isDisjoint(with: sharedVideo.keys) {
+                // The video ended: no frame comes to pass the audio.
+                releaseHeldAudio(videoAt: nil, all: true)
+            }
             if let (index, sample) = item {
                 handle(sample, from: index)
             } else if queue.isClosed && queue.isEmpty {
+                releaseHeldAudio(videoAt: nil, all: true)
                 break
             } else {
+                // Nothing came for a while: audio waits no longer.
+                releaseHeldAudio(videoAt: nil, all: true)
                 idle()
                 if allInputsEnded && queue.isEmpty, let file = current {
                     // Every source ended (a file played to its end, devices
@@ -314,6 +380,8 @@ final class FileRecording: @unchecked Sendable {
     /// The queue ran empty after a sample (others keep coming, so the
     /// writer is never idle): stops that waited for it apply now.
     private func applyDrainedStops() {
+        // Held audio is written first (once the video passes it, or at the next pause in samples).
+        guard heldAudio.isEmpty else { return }
         let waiting = lock.withLock { () -> [Command] in
             let taken = commands.filter(\.waitsForDrain)
             commands.removeAll { $0.waitsForDrain }
@@ -327,7 +395,7 @@ final class FileRecording: @unchecked Sendable {
     /// With `atKeyframe` false while copied video cuts at keyframes,
     /// requests that begin a file or a stretch (switch, resume) wait for one.
     private func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
-        let keyframeWait = cutsAtKeyframes && !atKeyframe
+        let keyframeWait = (cutsAtKeyframes || !sharedVideo.isEmpty) && !atKeyframe
         return lock.withLock {
             let waits = { (command: Command) in (!drained && command.waitsForDrain) || (keyframeWait && command.beginsAtKeyframe) }
             let taken = commands.filter { !waits($0) }
@@ -336,7 +404,42 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
+    /// Takes a sample from the queue. Frames from shared encoders arrive a
+    /// little after the audio captured with them (they were encoded on the
+    /// way): audio waits until the video has passed its end (at most a
+    /// second of it), so that samples are handled in time order and a cut
+    /// at a frame splits the audio exactly there.
     private func handle(_ sample: SampleBuffer, from index: Int) {
+        guard !sharedVideo.isEmpty else { return process(sample, from: index) }
+        switch sample {
+        case .audio:
+            heldAudio.append((index, sample))
+            releaseHeldAudio(videoAt: videoReach)
+        case .video(let video):
+            releaseHeldAudio(videoAt: video.presentationTime)
+            if ended { return }
+            process(sample, from: index)
+            if videoReach.map({ video.presentationTime > $0 }) ?? true { videoReach = video.presentationTime }
+        }
+    }
+
+    /// Audio waiting for the video (writing thread only), and the latest video frame's time.
+    private var heldAudio: [(Int, SampleBuffer)] = []
+    private var videoReach: MediaTime?
+
+    /// Handles the held audio that ends by `reach` (all of it with `all`),
+    /// and any that runs more than a second ahead of the video.
+    private func releaseHeldAudio(videoAt reach: MediaTime?, all: Bool = false) {
+        while let (index, sample) = heldAudio.first, !ended {
+            let newest = heldAudio.last.map { sampleEnd($0.1) } ?? sampleEnd(sample)
+            let due = all || reach.map { sampleEnd(sample) <= $0 } ?? false
+            guard due || newest - sample.presentationTime > MediaTime(value: 1, timescale: 1).nanoseconds else { return }
+            heldAudio.removeFirst()
+            process(sample, from: index)
+        }
+    }
+
+    private func process(_ sample: SampleBuffer, from index: Int) {
         let input = inputs[index]
         let time = sample.presentationTime
         let isLead = hasVideo ? sample.mediaType == .video : true
@@ -410,6 +513,10 @@ final class FileRecording: @unchecked Sendable {
             try file.writer.startSession(atSourceTime: time)
             file.sessionStart = time
             file.lastSession = (time, nil)
+            // A shared encoder makes a keyframe where the segment will end.
+            if limits.segmentDuration.isNumeric {
+                encoders?.requestKeyframe(at: time + (limits.segmentDuration.nanoseconds - file.closedDuration))
+            }
             if !file.startedReported {
                 file.startedReported = true
                 delegateCall { $1.fileOutput($0, didStartRecordingTo: file.path) }
@@ -468,7 +575,7 @@ final class FileRecording: @unchecked Sendable {
     private func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
         let next: RecordingFileWriter
         do {
-            next = try files.open(number: fileCount + 2, path: path, inputs: inputs)
+            next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo)
             lock.withLock { currentPath = next.path }
         } catch {
             stop(file, at: time, reason: .error, error: error)
@@ -581,6 +688,7 @@ final class FileRecording: @unchecked Sendable {
         guard !ended else { return }
         ended = true
         queue?.close()
+        encoders?.leaveAll()
         publishStatistics()
         endRecordingReported(reason: reason, error: error)
     }
@@ -600,10 +708,17 @@ final class FileRecording: @unchecked Sendable {
     /// Stops or switches files when a limit is reached (see `RecordingLimits`).
     private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
         switch limits.decision(for: file, sample: sample, at: time, timedOnly: timedOnly,
-                               closedDuration: closedDuration, closedBytes: closedBytes, cutsAtKeyframes: cutsAtKeyframes) {
+                               closedDuration: closedDuration, closedBytes: closedBytes, timedCutsAtKeyframes: cutsAtKeyframes,
+                               sizeCutsAtKeyframes: cutsAtKeyframes || !sharedVideo.isEmpty) {
         case .none: break
         case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
         case .switchFile(let cut): switchFile(from: file, at: cut, to: nil)
+        case .keyframeNeeded:
+            // Once per file: the stage's next picture is the keyframe.
+            if !file.askedForKeyframe {
+                file.askedForKeyframe = true
+                encoders?.requestKeyframe()
+            }
         }
     }
 

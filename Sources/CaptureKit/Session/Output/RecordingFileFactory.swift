@@ -29,21 +29,40 @@ struct RecordingFileFactory {
         }
     }
 
-    /// Creates file `number` (or the given path) for `inputs` and starts its writer.
-    func open(number: Int, path explicitPath: String? = nil, inputs: [CaptureInput]) throws(RecordingError) -> RecordingFileWriter {
+    /// The settings of `input`'s video in the container of file `number`,
+    /// when an encoder with them can be shared (`VideoCompressor.canShare`),
+    /// and the keyframe interval the file's fragments need; nil when the
+    /// video is copied or needs an encoder of its own.
+    func sharedVideoSettings(for input: CaptureInput, number: Int) throws(RecordingError) -> (settings: VideoOutputSettings, keyframeInterval: MediaTime?)? {
+        guard input.mediaType == .video, recordedMediaTypes.contains(.video), let format = input.source.videoFormat,
+              let fileType = settings.fileType ?? FileType(path: path(number: number)),
+              case .video(let video) = try settings.outputSettings(forVideo: format, fileType: fileType),
+              VideoCompressor.canShare(video) else { return nil }
+        let fragments = settings.fragmentInterval
+        return (video, fragments.isNumeric && fragments > .zero && fileType.supportsFragments ? fragments : nil)
+    }
+
+    /// Creates file `number` (or the given path) for `inputs` and starts its
+    /// writer. The inputs in `sharedVideo` (by position) come compressed from
+    /// a shared encoder, as the codec named: their frames are written as they are.
+    func open(number: Int, path explicitPath: String? = nil, inputs: [CaptureInput],
+              sharedVideo: [Int: String] = [:]) throws(RecordingError) -> RecordingFileWriter {
         let path = explicitPath ?? self.path(number: number)
         guard let fileType = settings.fileType ?? FileType(path: path) else {
             throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
         }
         var writerInputs: [AssetWriterInput?] = []
         var audioInputs: [AssetWriterInput] = []
-        for input in inputs {
+        for (index, input) in inputs.enumerated() {
             guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
-            let outputSettings: OutputSettings
+            var outputSettings: OutputSettings
             switch input.mediaType {
             case .video:
                 guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
                 outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
+                if let codecName = sharedVideo[index], case .video(let video) = outputSettings {
+                    outputSettings = .passthrough(.video(codecName: codecName, width: video.width, height: video.height))
+                }
             case .audio:
                 guard let format = input.source.audioFormat else { throw .unsupported("\(input.source.path): no audio format") }
                 outputSettings = try settings.outputSettings(forAudio: format, fileType: fileType)

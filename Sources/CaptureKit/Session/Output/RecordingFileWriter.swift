@@ -33,6 +33,8 @@ final class RecordingFileWriter {
     var videoSamplesTaken = 0
     var audioSamples = 0
     var startedReported = false
+    /// Whether a shared encoder was asked for the keyframe a size cut waits for.
+    var askedForKeyframe = false
     /// The largest growth of the estimated size from one video frame (or audio buffer) to the next.
     var largestStep: Int64 = 0
     var lastEstimate: Int64 = 0

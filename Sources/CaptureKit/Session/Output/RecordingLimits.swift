@@ -19,6 +19,8 @@ struct RecordingLimits {
         case none
         case stop(at: MediaTime, reason: RecordingStopReason)
         case switchFile(at: MediaTime)
+        /// A segment is due but the next file must begin at a keyframe, which has not come.
+        case keyframeNeeded
     }
 
     // The volume is asked four times a second; in between, what was written
@@ -39,10 +41,13 @@ struct RecordingLimits {
     /// runs; `closedDuration` and `closedBytes` are the files finished
     /// before it. With `timedOnly`, only the limits that fall at a time set
     /// in advance (duration, segment duration); the others cut at a video
-    /// frame's time. With `cutsAtKeyframes` (copied H.264/HEVC) a file
-    /// begins only at a keyframe.
+    /// frame's time. With `timedCutsAtKeyframes` (copied H.264/HEVC) a
+    /// segment of a set duration begins only at a keyframe, with
+    /// `sizeCutsAtKeyframes` (copied, or from a shared encoder, which makes
+    /// a keyframe at a time set in advance but cannot know a size cut's) one
+    /// cut by size.
     mutating func decision(for file: RecordingFileWriter, sample: SampleBuffer, at time: MediaTime, timedOnly: Bool,
-                           closedDuration: MediaTime, closedBytes: Int64, cutsAtKeyframes: Bool) -> Decision {
+                           closedDuration: MediaTime, closedBytes: Int64, timedCutsAtKeyframes: Bool, sizeCutsAtKeyframes: Bool) -> Decision {
         guard let start = file.sessionStart, file.cutTime == nil else { return .none }
         let keyframe: Bool
         let reach: MediaTime
@@ -55,6 +60,8 @@ struct RecordingLimits {
             // The audio buffer that reaches a timed limit is trimmed there.
             reach = audio.presentationTime + audio.duration
         }
+        // A segment that must wait for a keyframe (copied or shared video).
+        var segmentWaits = false
         // Duration: the cut falls exactly at the limit, between frames.
         if maxDuration.isNumeric {
             let limitTime = start + (maxDuration.nanoseconds - closedDuration - file.closedDuration)
@@ -64,11 +71,12 @@ struct RecordingLimits {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
             if reach >= segmentEnd {
                 // Copied H.264/HEVC: the next segment starts at a keyframe.
-                if !cutsAtKeyframes { return .switchFile(at: segmentEnd) }
+                if !timedCutsAtKeyframes { return .switchFile(at: segmentEnd) }
                 if keyframe { return .switchFile(at: time) }
+                segmentWaits = true
             }
         }
-        if timedOnly { return .none }
+        if timedOnly { return segmentWaits ? .keyframeNeeded : .none }
         // Size: stop (or start the next file) before the next frames and the
         // index could pass the limit.
         let estimate = file.estimatedSize
@@ -88,8 +96,11 @@ struct RecordingLimits {
                 return .stop(at: time, reason: .minFreeSpace)
             }
         }
-        if segmentSize > 0, estimate + margin >= segmentSize, !cutsAtKeyframes || keyframe { return .switchFile(at: time) }
-        return .none
+        if segmentSize > 0, estimate + margin >= segmentSize {
+            if !sizeCutsAtKeyframes || keyframe { return .switchFile(at: time) }
+            segmentWaits = true
+        }
+        return segmentWaits ? .keyframeNeeded : .none
     }
 
     /// Bytes available to unprivileged users on the volume holding `path`.

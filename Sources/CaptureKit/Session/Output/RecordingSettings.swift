@@ -76,7 +76,9 @@ public struct RecordingSettings: Sendable, Hashable {
                 throw .unsupported("no \(codec.rawValue) encoder is available in this FFmpeg (it needs \(codec.encoderNames.joined(separator: " or ")))")
             }
             var options = videoEncoderOptions
-            if realTime, codec == .h264, options["tune"] == nil { options["tune"] = "zerolatency" }
+            // Live capture encodes without reordering or look-ahead: each frame
+            // comes out as it goes in, so encoders can be shared (see VideoCompressor).
+            if realTime, codec == .h264 || codec == .hevc, options["tune"] == nil { options["tune"] = "zerolatency" }
             settings = .video(VideoOutputSettings(codec: codec, width: format.width, height: format.height, pixelFormat: encoderPixelFormat,
                                                   bitRate: videoBitRate, quality: quality, preset: encoderPreset,
                                                   maxKeyFrameIntervalDuration: keyframeInterval, expectedFrameDuration: format.frameDuration,

@@ -1,0 +1,161 @@
+import Synchronization
+
+/// What takes the compressed frames of a compression stage: a recording
+/// (and later a network publisher or a pre-roll ring). Called on the
+/// stage's thread; each call must return at once (queue, never wait).
+protocol CompressedVideoSink: AnyObject, Sendable {
+    /// Asked right before the picture captured at `time` is encoded:
+    /// whether this sink needs it to be a keyframe (to begin a file, a
+    /// segment or a resumed stretch there).
+    func compressionStage(_ stage: VideoCompressionStage, wantsKeyframeAt time: MediaTime) -> Bool
+    /// One compressed frame, in capture order.
+    func compressionStage(_ stage: VideoCompressionStage, didEncode sample: VideoSampleBuffer)
+    /// The encoder failed: no more frames come from this stage.
+    func compressionStage(_ stage: VideoCompressionStage, didFail error: WriterError)
+}
+
+/// One encoder for one input's frames with one setting, shared by every
+/// sink that asks for that setting: the session's compression stage
+/// (capture → fan-out per input → compression → sinks). Frames reach it
+/// from the capture thread through a bounded queue (a full queue drops and
+/// counts, so capture never waits on the encoder) and are encoded on the
+/// stage's own thread; each sink gets the frames encoded after it joined,
+/// the first of them a keyframe.
+final class VideoCompressionStage: @unchecked Sendable {
+    // @unchecked: `compressor` is made in init and then used only on the stage's thread; everything else is behind `state` or immutable.
+    let settings: VideoOutputSettings
+    /// libavcodec's name of the frames that come out (`h264` …).
+    let codecName: String
+    private let compressor: VideoCompressor
+    private let queue: BoundedQueue<VideoSampleBuffer>
+    private let state = Mutex(State())
+    private let thread = Mutex<CaptureThread?>(nil)
+
+    private struct Member {
+        let sink: any CompressedVideoSink
+        let keyframeInterval: MediaTime?
+        /// The time of the first picture encoded for it (a keyframe); nil until then.
+        var start: MediaTime?
+    }
+
+    private struct State {
+        var members: [Member] = []
+        var lastKeyframe: MediaTime?
+        /// Pictures the encoder could not take (out of order, damaged).
+        var refused = 0
+        /// A camera's compressed frames before its first keyframe (they cannot be decoded).
+        var beforeKeyframe = 0
+        var failed = false
+    }
+
+    /// Opens the encoder (throws what it refuses) and starts the thread.
+    /// `decodingConfiguration` is what a camera's compressed frames need
+    /// and do not carry (a file's avcC/hvcC record).
+    init(settings: VideoOutputSettings, decodingConfiguration: [UInt8], queueCapacity: Int) throws(WriterError) {
+        self.settings = settings
+        compressor = try VideoCompressor(settings: settings, decodingConfiguration: decodingConfiguration)
+        codecName = compressor.codecName
+        queue = BoundedQueue(capacity: queueCapacity)
+        let started = CaptureThread(name: "encoder") { [self] in run() }
+        thread.withLock { $0 = started }
+    }
+
+    /// Frames dropped before they were encoded (queue full, or refused by
+    /// the encoder), since the stage began: a sink counts those after it joined.
+    var droppedFrames: Int { queue.refusedCount + state.withLock { $0.refused } }
+    /// A camera's compressed frames that came before its first keyframe, since the stage began.
+    var framesBeforeKeyframe: Int { state.withLock { $0.beforeKeyframe } }
+
+    /// `sink` gets the frames encoded from now on, the first a keyframe, and
+    /// a keyframe at least every `keyframeInterval` (fragments need one each).
+    func add(_ sink: any CompressedVideoSink, keyframeInterval: MediaTime?) {
+        state.withLock { $0.members.append(Member(sink: sink, keyframeInterval: keyframeInterval, start: nil)) }
+    }
+
+    /// `sink` gets nothing more; true when no sink is left.
+    func remove(_ sink: any CompressedVideoSink) -> Bool {
+        state.withLock { state in
+            state.members.removeAll { $0.sink === sink }
+            return state.members.isEmpty
+        }
+    }
+
+    /// From the capture thread: queues a frame to encode.
+    func capture(_ sample: VideoSampleBuffer) {
+        queue.put(sample)
+    }
+
+    /// No more frames come: what is queued is encoded, the encoder's last
+    /// frames are delivered, and the thread ends (this waits for it).
+    func finish() {
+        queue.close()
+        thread.withLock { $0 }?.join()
+    }
+
+    // MARK: The stage's thread
+
+    private func run() {
+        while let sample = queue.take() {
+            guard !state.withLock({ $0.failed }) else { continue }
+            do throws(WriterError) {
+                switch try compressor.encode(sample, wantsKeyframe: keyframeDecision, deliver: deliver) {
+                case .encoded: break
+                case .beforeKeyframe: state.withLock { $0.beforeKeyframe += 1 }
+                case .refused: state.withLock { $0.refused += 1 }
+                }
+            } catch {
+                switch error {
+                case .invalidSettings, .damagedSample, .invalidState: state.withLock { $0.refused += 1 }
+                default: fail(error)
+                }
+            }
+        }
+        guard !state.withLock({ $0.failed }) else { return }
+        do throws(WriterError) {
+            try compressor.flush(deliver: deliver)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Whether the picture at `time` is to be a keyframe: the first for a
+    /// sink that just joined, one a sink asks for, or one a keyframe
+    /// interval calls for.
+    private func keyframeDecision(_ time: MediaTime) -> Bool {
+        let (members, joined, lastKeyframe) = state.withLock { state in
+            var joined = false
+            for index in state.members.indices where state.members[index].start == nil {
+                state.members[index].start = time
+                joined = true
+            }
+            return (state.members, joined, state.lastKeyframe)
+        }
+        // Every sink is asked, so that a request this keyframe answers is used up.
+        var wanted = joined || members.isEmpty
+        for member in members where member.sink.compressionStage(self, wantsKeyframeAt: time) { wanted = true }
+        if wanted { return true }
+        guard let lastKeyframe else { return true }
+        let interval = members.compactMap(\.keyframeInterval).filter { $0.isNumeric && $0 > .zero }.min()
+        if let interval, time - lastKeyframe >= interval.nanoseconds { return true }
+        return false
+    }
+
+    private func deliver(_ sample: VideoSampleBuffer) {
+        let members = state.withLock { state in
+            if sample.isKeyframe { state.lastKeyframe = sample.presentationTime }
+            return state.members
+        }
+        for member in members {
+            guard let start = member.start, sample.presentationTime >= start else { continue }
+            member.sink.compressionStage(self, didEncode: sample)
+        }
+    }
+
+    private func fail(_ error: WriterError) {
+        let members = state.withLock { state in
+            state.failed = true
+            return state.members
+        }
+        for member in members { member.sink.compressionStage(self, didFail: error) }
+    }
+}
