@@ -5,6 +5,9 @@ import Foundation
 //   capctl-bench direct  N OUT   the same frames through libswscale, libavcodec and
 //                                libavformat called directly, with the same settings
 //   capctl-bench rawfile N OUT   write the frames to OUT as raw YUYV (input for ffmpeg)
+//   capctl-bench session N DIR K record N frames of a live 30 fps camera with K movie
+//                                outputs of the same settings on one session (one shared
+//                                encoder); prints CPU seconds, frames per file, dropped
 //
 // Prints one line: the mode, frames, and CPU seconds (user + system, all
 // threads) spent from the first frame to the finished file.
@@ -149,8 +152,8 @@ func runDirect(count: Int, path: String, frames: [[UInt8]]) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let count = Int(arguments[2]), count > 0 else {
-    fail("usage: capctl-bench writer|direct|rawfile N OUT")
+guard arguments.count >= 4, let count = Int(arguments[2]), count > 0 else {
+    fail("usage: capctl-bench writer|direct|rawfile N OUT, or capctl-bench session N DIR OUTPUTS")
 }
 // libavcodec's log lines cost time too; both paths run silent.
 av_log_set_level(AV_LOG_QUIET)
@@ -172,6 +175,14 @@ case "rawfile":
         frames[index % frames.count].withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, file) }
     }
     fclose(file)
+case "session":
+    guard arguments.count == 5, let outputs = Int(arguments[4]), outputs > 0 else { fail("usage: capctl-bench session N DIR OUTPUTS") }
+    do {
+        let result = try runSession(outputs: outputs, count: count, directory: path)
+        print("session \(outputs) \(result.cpu) frames \(result.frames.map(String.init).joined(separator: ",")) dropped \(result.dropped)")
+    } catch {
+        fail("\(error)")
+    }
 default:
     fail("unknown mode \(arguments[1])")
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# capctl record vs. ffmpeg: CPU time and peak memory, encoding Y4M to H.264 and copying MJPEG.
+# capctl record vs. ffmpeg (encode Y4M to H.264, copy MJPEG); two recordings sharing one encoder vs. one.
 #
 # Usage: scripts/bench record [RUNS] [SECONDS]   (defaults: 5 runs of each, 4 s of media; the
 #        MJPEG input is 5 times longer, as copying takes too little CPU time to measure otherwise)
 #        CAPCTL_BENCH_THREADS=N encoder threads (default 1)
-#        CAPCTL_BENCH_CASES="h264 mjpeg" which cases to run (default both)
+#        CAPCTL_BENCH_CASES="h264 mjpeg shared" which cases to run (default all three)
 #
 # Inputs are made with ffmpeg's testsrc2 at 30 fps: 1280x720 and 1920x1080 4:2:2 Y4M files
 # (yuv422p: Y4M holds no packed YUYV; the chroma is that of a YUYV camera), and a 1280x720
@@ -15,12 +15,17 @@
 # memory); runs alternate between the two tools and the medians are compared. On a shared,
 # noisy machine the ratio of each back-to-back pair is steadier than the medians taken apart:
 # the "paired" column is the median of those per-run ratios.
+#
+# "shared": one session with a live 720p 30 fps camera (SECONDS of frames replayed in real
+# time) and two MovieFileOutputs with the same settings (libx264 veryfast, live tuning), which
+# share one encoder, against the same session with one output (capctl-bench session). The
+# target is two outputs at most 1.15 x the CPU of one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
 seconds=${2:-4}
 threads=${CAPCTL_BENCH_THREADS:-1}
-cases=${CAPCTL_BENCH_CASES:-h264 mjpeg}
+cases=${CAPCTL_BENCH_CASES:-h264 mjpeg shared}
 scratch=${BENCH_SCRATCH:-.build-bench}
 
 [[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (scripts/setup installs the 'time' package)" >&2; exit 1; }
@@ -29,6 +34,9 @@ command -v ffmpeg >/dev/null || { echo "bench: ffmpeg is missing (scripts/setup 
 echo "building capctl (release)..." >&2
 swift build -c release --product capctl --scratch-path "$scratch" >&2
 capctl="$scratch/release/capctl"
+if [[ " $cases " == *" shared "* ]]; then
+  swift build -c release --product capctl-bench --scratch-path "$scratch" >&2
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -98,9 +106,33 @@ if [[ " $cases " == *" mjpeg "* ]]; then
   bench_case "720p MJPEG copy" "$work/720p.mjpeg" "--video-codec copy" "-c copy"
 fi
 
+if [[ " $cases " == *" shared "* ]]; then
+  one=() two=() pairs=()
+  for ((run = 1; run <= runs; run++)); do
+    rm -f "$work"/session-*.mp4
+    line1=$(CAPCTL_BENCH_THREADS=$threads "$scratch/release/capctl-bench" session "$((30 * seconds))" "$work" 1)
+    rm -f "$work"/session-*.mp4
+    line2=$(CAPCTL_BENCH_THREADS=$threads "$scratch/release/capctl-bench" session "$((30 * seconds))" "$work" 2)
+    one+=("$(awk '{ print $3 }' <<<"$line1")")
+    two+=("$(awk '{ print $3 }' <<<"$line2")")
+    pairs+=("$(awk -v a="${two[-1]}" -v b="${one[-1]}" 'BEGIN { print (b > 0 ? a / b : 0) }')")
+    echo "shared run $run: one output: $line1; two outputs: $line2" >&2
+  done
+  o=$(printf '%s\n' "${one[@]}" | median)
+  t=$(printf '%s\n' "${two[@]}" | median)
+  p=$(printf '%s\n' "${pairs[@]}" | median)
+  shared_row=$(awk -v o="$o" -v t="$t" -v p="$p" 'BEGIN { printf "%-22s %9.3f %9.3f %7.2f %7.2f", "720p live, 2 outputs", t, o, (o > 0 ? t / o : 0), p }')
+fi
+
 echo "record benchmark: $seconds s of 30 fps testsrc2 per input ($((5 * seconds)) s of MJPEG), $runs runs each, $threads encoder thread(s); medians"
 echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
 echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
 echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"
 printf '%-22s %9s %9s %7s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "paired" "capctl MiB" "ffmpeg MiB" "ratio"
-printf '%s\n' "${rows[@]}"
+if ((${#rows[@]})); then printf '%s\n' "${rows[@]}"; fi
+if [[ -n ${shared_row:-} ]]; then
+  echo "shared encoder: CPU seconds of one session recording to two MovieFileOutputs vs. one (target <= 1.15)"
+  echo "  capctl-bench session $((30 * seconds)) DIR 2 / capctl-bench session $((30 * seconds)) DIR 1"
+  printf '%-22s %9s %9s %7s %7s\n' "case" "two s" "one s" "ratio" "paired"
+  echo "$shared_row"
+fi
