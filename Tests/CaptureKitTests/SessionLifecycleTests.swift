@@ -233,4 +233,30 @@ import Testing
         #expect(disconnected == ["ticking"])
         heard.unlock()
     }
+
+    /// The session preset sizes a camera whose device has no format chosen;
+    /// a format chosen on the device wins, as in AVFoundation.
+    @Test func theSessionPresetChoosesTheSizeUnlessTheDeviceHasAFormat() throws {
+        let device = try #require(CaptureDevice(uniqueID: "virtual:test-pattern"))
+        let session = CaptureSession()
+        let input = try CaptureDeviceInput(device: device)
+        session.addInput(input)
+        #expect(session.canSetSessionPreset(.hd1280x720))
+        for (preset, width, height) in [(SessionPreset.low, 320, 240), (.hd1280x720, 1280, 720), (.vga640x480, 640, 480)] {
+            session.sessionPreset = preset
+            try session.startRunning()
+            let format = try #require(input.source.videoFormat)
+            #expect(format.width == width && format.height == height, "\(preset): \(format.width)x\(format.height)")
+            session.stopRunning()
+        }
+        // Chosen on the device, under its configuration lock: that format, whatever the preset.
+        let fourcc = try #require(try device.videoFormats().first?.fourcc)
+        try device.lockForConfiguration()
+        device.activeFormat = ActiveVideoFormat(fourcc: fourcc, dimensions: FrameDimensions(width: 1920, height: 1080))
+        device.unlockForConfiguration()
+        session.sessionPreset = .low
+        try session.startRunning()
+        #expect(input.source.videoFormat?.width == 1920)
+        session.stopRunning()
+    }
 }

@@ -2,8 +2,8 @@
 /// session opens it, runs its capture loop, and hands its samples to every
 /// output together with the input they came from.
 public class CaptureInput: @unchecked Sendable {
-    // @unchecked: `isOpen` and `locking` are guarded by `lock`; `source` is immutable.
-    public let source: any CaptureSource
+    // @unchecked: `isOpen` and `locking` are guarded by `lock`; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
+    public internal(set) var source: any CaptureSource
     /// The encoders sinks share for this input's frames, one per setting.
     let compression = CompressionStages()
     private var isOpen = false
@@ -25,6 +25,13 @@ public class CaptureInput: @unchecked Sendable {
     private var locking = true
 
     public var mediaType: MediaType { source.mediaType }
+
+    /// Called by the session before it opens the input: a device input
+    /// whose device has no chosen format captures at `preset` (nil: the
+    /// device's default). Other inputs keep their source.
+    func prepare(sessionPreset preset: SessionPreset?) {}
+
+    var isOpened: Bool { lock.withLock { isOpen } }
 
     /// Opens the source (settling its format) unless that was done already.
     public func open() throws(CaptureError) {
@@ -50,6 +57,8 @@ public class CaptureInput: @unchecked Sendable {
 public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {
     // @unchecked: restated from CaptureInput; `device` is immutable.
     public let device: CaptureDevice
+    /// What the source was made to capture (guarded as `source` is).
+    private var request: CaptureVideoRequest
 
     /// An input for `device`. Throws when this process may not open it
     /// (`permissionDenied`, with how to get access) or it is gone. A file
@@ -57,15 +66,30 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {
     public init(device: CaptureDevice) throws(CaptureError) {
         if case .denied(let reason) = device.access { throw .device(.permissionDenied(device.path, reason: reason)) }
         self.device = device
-        let source: any CaptureSource
+        request = device.captureRequest(preset: nil)
+        super.init(source: Self.makeSource(device, request: request))
+    }
+
+    private static func makeSource(_ device: CaptureDevice, request: CaptureVideoRequest) -> any CaptureSource {
         switch device.backend {
         case .virtual(let virtual):
-            source = virtual.makeSource(video: device.captureRequest(preset: nil), audio: CaptureAudioRequest(), realtime: true)
+            return virtual.makeSource(video: request, audio: CaptureAudioRequest(), realtime: true)
         case .v4l2:
-            source = V4L2CaptureSource(device: device, request: device.captureRequest(preset: nil))
+            return V4L2CaptureSource(device: device, request: request)
         case .alsa:
-            source = ALSACaptureSource(device: device)
+            return ALSACaptureSource(device: device)
         }
-        super.init(source: source)
+    }
+
+    /// The format chosen on the device wins; without one, the session's
+    /// preset chooses, as in AVFoundation. The source is made again when
+    /// that asks for something else than it was made for (a preset, or a
+    /// format chosen on the device since).
+    override func prepare(sessionPreset: SessionPreset?) {
+        guard device.mediaType == .video, !isOpened else { return }
+        let wanted = device.captureRequest(preset: sessionPreset)
+        guard wanted != request else { return }
+        request = wanted
+        source = Self.makeSource(device, request: wanted)
     }
 }

@@ -48,6 +48,24 @@ public final class CaptureSession: @unchecked Sendable {
     public init() {}
 
     public var inputs: [CaptureInput] { lock.withLock { inputList } }
+
+    /// The quality level of the cameras' video, like AVCaptureSession's
+    /// `sessionPreset`: a camera whose device has no format chosen
+    /// (`activeFormat`) captures at the size the preset names or nearest
+    /// to it; nil leaves each device at its default. Applies to inputs the
+    /// session opens from then on (when it starts, or when they are added
+    /// while it runs).
+    public var sessionPreset: SessionPreset? {
+        get { lock.withLock { preset } }
+        set { lock.withLock { preset = newValue } }
+    }
+    private var preset: SessionPreset?
+
+    /// Whether every camera input can deliver video for `preset`.
+    public func canSetSessionPreset(_ preset: SessionPreset) -> Bool {
+        inputs.compactMap { ($0 as? CaptureDeviceInput)?.device }.filter { $0.mediaType == .video }
+            .allSatisfy { $0.activeFormat != nil || Self.canSetSessionPreset(preset, for: $0) }
+    }
     public var outputs: [CaptureOutput] { lock.withLock { outputList } }
     public var isRunning: Bool { lock.withLock { running } }
 
@@ -228,6 +246,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// Opens an input, with its camera's configuration lock when it asks for it.
     private func open(_ input: CaptureInput) throws(CaptureError) {
+        input.prepare(sessionPreset: sessionPreset)
         if input.locksConfiguration, let camera = input.source as? V4L2CaptureSource {
             do {
                 let held = try ConfigurationLock.acquireAdvisory(devicePath: camera.path)
