@@ -18,15 +18,19 @@ import Glibc
 /// Threads: requests, statistics and delegate come and go under `lock`;
 /// everything marked "writing thread only" is touched by that thread alone
 /// once `begin(inputs:)` has started it.
+///
+/// Here: requests, beginning, and the writing loop; cutting and finishing
+/// files, limits and reports in `FileRecording+Files.swift`; video from
+/// shared encoders in `FileRecording+SharedEncoders.swift`.
 final class FileRecording: @unchecked Sendable {
     // @unchecked: requests, statistics and the delegate are guarded by `lock`; the rest is the writing thread's alone once begin(inputs:) started it (see above).
     // MARK: Configuration, fixed when the recording starts
 
-    private weak var output: CaptureFileOutput?
-    private let files: RecordingFileFactory
-    private let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
-    private let queueCapacity: Int
-    private let recordedMediaTypes: Set<MediaType>
+    weak var output: CaptureFileOutput?
+    let files: RecordingFileFactory
+    let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
+    let queueCapacity: Int
+    let recordedMediaTypes: Set<MediaType>
 
     init(output: CaptureFileOutput, destination: RecordingFileFactory.Destination, delegate: (any CaptureFileOutputRecordingDelegate)?) {
         self.output = output
@@ -68,7 +72,7 @@ final class FileRecording: @unchecked Sendable {
 
     /// Whether the recording has ended (its delegate heard it, or is hearing it now).
     var isOver: Bool { lock.withLock { over } }
-    private var over = false
+    var over = false
 
     var isPaused: Bool { lock.withLock { stats.isPaused } }
     var outputFilePath: String? { lock.withLock { currentPath } }
@@ -106,43 +110,43 @@ final class FileRecording: @unchecked Sendable {
     // MARK: State
 
     /// Guards the requests, the statistics and what other threads ask for.
-    private let lock = WriterLock()
-    private var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
-    private var commands: [Command] = []
-    private var stats = RecordingStatistics()
-    private var ended = false
-    private var currentPath: String?
+    let lock = WriterLock()
+    var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
+    var commands: [Command] = []
+    var stats = RecordingStatistics()
+    var ended = false
+    var currentPath: String?
     /// The writing thread, once it runs (asked from other threads: under `lock`).
-    private var writingThreadID: pthread_t?
+    var writingThreadID: pthread_t?
 
     // Writing thread only.
-    private var inputs: [CaptureInput] = []
+    var inputs: [CaptureInput] = []
     /// For each input, how many of its samples may gather before the writing thread is woken.
-    private var samplesPerWakeup: [Int] = []
-    private var queue: BoundedQueue<(Int, SampleBuffer)>?
-    private var thread: CaptureThread?
-    private var current: RecordingFileWriter?
-    private var draining: [RecordingFileWriter] = []
-    private var fileCount = 0
-    private var closedVideoFrames = 0
-    private var closedAudioSamples = 0
-    private var closedDuration = MediaTime.zero
-    private var closedBytes: Int64 = 0
-    private var pendingAudio: [(Int, SampleBuffer)] = []
-    private var endedInputs: Set<Int> = []
-    private var limits: RecordingLimits
-    private var stopping: (reason: RecordingStopReason, error: RecordingError?)?
-    private var paused = false
-    private var sessionStopped = false
-    private var latestSourceTime: MediaTime?
-    private var immediateSwitch: String??
+    var samplesPerWakeup: [Int] = []
+    var queue: BoundedQueue<(Int, SampleBuffer)>?
+    var thread: CaptureThread?
+    var current: RecordingFileWriter?
+    var draining: [RecordingFileWriter] = []
+    var fileCount = 0
+    var closedVideoFrames = 0
+    var closedAudioSamples = 0
+    var closedDuration = MediaTime.zero
+    var closedBytes: Int64 = 0
+    var pendingAudio: [(Int, SampleBuffer)] = []
+    var endedInputs: Set<Int> = []
+    var limits: RecordingLimits
+    var stopping: (reason: RecordingStopReason, error: RecordingError?)?
+    var paused = false
+    var sessionStopped = false
+    var latestSourceTime: MediaTime?
+    var immediateSwitch: String??
     /// The shared encoders the video comes from, and the codec each shared
     /// input's frames arrive in (by input position); set in `begin(inputs:)`
     /// before any other thread reaches the recording.
-    private var encoders: RecordingEncoders?
-    private var sharedVideo: [Int: String] = [:]
+    var encoders: RecordingEncoders?
+    var sharedVideo: [Int: String] = [:]
 
-    private enum Command {
+    enum Command {
         case switchFile(String?)
         case pause, resume
         case stop(RecordingStopReason, RecordingError?)
@@ -197,26 +201,6 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    /// Video that can share an encoder (same settings as another sink of
-    /// the same input) is taken compressed from the input's compression
-    /// stage instead of raw from the session.
-    private func joinSharedEncoders(_ allInputs: [CaptureInput]) throws(RecordingError) {
-        let encoders = RecordingEncoders(deliver: { [weak self] index, sample in self?.captureEncoded(sample, input: index) },
-                                         failed: { [weak self] error in self?.encoderFailed(error) })
-        self.encoders = encoders
-        for (index, input) in allInputs.enumerated() {
-            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else { continue }
-            do throws(WriterError) {
-                sharedVideo[index] = try encoders.join(input, index: index, settings: settings, keyframeInterval: keyframeInterval,
-                                                       queueCapacity: queueCapacity)
-            } catch {
-                // As the file's own encoder would: the settings it refuses, named with the file.
-                if case .invalidSettings(let reason) = error { throw .unsupported("\(files.path(number: 1)): \(reason)") }
-                throw RecordingFileFactory.creationError(error, path: files.path(number: 1))
-            }
-        }
-    }
-
     // MARK: From the capture threads
 
     func capture(_ sample: SampleBuffer, from input: CaptureInput) {
@@ -225,18 +209,6 @@ final class FileRecording: @unchecked Sendable {
         // Frames of a shared encoder's input come from the encoder.
         if sample.mediaType == .video, sharedVideo[index] != nil { return }
         queue.put((index, sample), wakingAt: samplesPerWakeup[index])
-    }
-
-    /// From a compression stage's thread: a compressed frame of input `index`.
-    private func captureEncoded(_ sample: VideoSampleBuffer, input index: Int) {
-        queue?.put((index, .video(sample)))
-    }
-
-    /// A shared encoder stopped working: the recording ends with the error.
-    private func encoderFailed(_ error: WriterError) {
-        let path = lock.withLock { currentPath } ?? files.path(number: 1)
-        lock.withLock { commands.append(.stop(.error, .writeFailed(path: path, reason: error.description))) }
-        queue?.wake()
     }
 
     /// An input ended by itself: the recording ends once what it captured
@@ -266,11 +238,11 @@ final class FileRecording: @unchecked Sendable {
         queue?.wake()
     }
 
-    private var endedInputsPending: Set<Int> = []
-    private var inputEndReason: RecordingStopReason?
-    private var inputEndError: RecordingError?
+    var endedInputsPending: Set<Int> = []
+    var inputEndReason: RecordingStopReason?
+    var inputEndError: RecordingError?
 
-    private var allInputsEnded: Bool {
+    var allInputsEnded: Bool {
         let recorded = Set(inputs.indices.filter { recordedMediaTypes.contains(inputs[$0].mediaType) })
         return !recorded.isEmpty && recorded.isSubset(of: endedInputs)
     }
@@ -279,17 +251,17 @@ final class FileRecording: @unchecked Sendable {
 
     /// Whether a video input is recorded, settled in `begin(inputs:)`
     /// (asked for every sample, so not worked out again each time).
-    private var hasVideo = false
+    var hasVideo = false
     /// Whether the video has inter frames (H.264/HEVC from a camera or a
     /// file), so that a recording starts at its first keyframe; settled in
     /// `begin(inputs:)`.
-    private var startsAtKeyframe = false
+    var startsAtKeyframe = false
     /// Whether that video is copied as it is: then every file, segment and
     /// resumed stretch begins at a keyframe too, or its first frames could
     /// not be decoded.
-    private var cutsAtKeyframes = false
+    var cutsAtKeyframes = false
 
-    private func settleKeyframeRules(_ file: RecordingFileWriter) {
+    func settleKeyframeRules(_ file: RecordingFileWriter) {
         startsAtKeyframe = false
         cutsAtKeyframes = false
         for (index, input) in inputs.enumerated() where input.mediaType == .video && recordedMediaTypes.contains(.video) {
@@ -305,7 +277,7 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    private func writingLoop() {
+    func writingLoop() {
         guard let queue else { return }
         while true {
             let item = queue.take(timeoutNanoseconds: 100_000_000)
@@ -355,7 +327,7 @@ final class FileRecording: @unchecked Sendable {
     }
 
     /// No sample for a while: requests still take effect, timed by the clock.
-    private func idle() {
+    func idle() {
         guard current != nil || !draining.isEmpty else { return }
         let commands = takeCommands(drained: true, atKeyframe: false)
         guard !commands.isEmpty else { return }
@@ -372,14 +344,14 @@ final class FileRecording: @unchecked Sendable {
     }
 
     /// A stop that waited for the queue: at the end of the last sample written.
-    private func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
+    func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
         guard let file = current else { return }
         stop(file, at: lastCommonEnd(file), reason: reason, error: error)
     }
 
     /// The queue ran empty after a sample (others keep coming, so the
     /// writer is never idle): stops that waited for it apply now.
-    private func applyDrainedStops() {
+    func applyDrainedStops() {
         // Held audio is written first (once the video passes it, or at the next pause in samples).
         guard heldAudio.isEmpty else { return }
         let waiting = lock.withLock { () -> [Command] in
@@ -392,9 +364,10 @@ final class FileRecording: @unchecked Sendable {
 
     /// The requests to apply now; with `drained` false (samples still
     /// queued), a stop that waits for the queue to drain stays pending.
-    /// With `atKeyframe` false while copied video cuts at keyframes,
-    /// requests that begin a file or a stretch (switch, resume) wait for one.
-    private func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
+    /// With `atKeyframe` false while the video is copied or comes from a
+    /// shared encoder, requests that begin a file or a stretch (switch,
+    /// resume) wait for a keyframe.
+    func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
         let keyframeWait = (cutsAtKeyframes || !sharedVideo.isEmpty) && !atKeyframe
         return lock.withLock {
             let waits = { (command: Command) in (!drained && command.waitsForDrain) || (keyframeWait && command.beginsAtKeyframe) }
@@ -404,42 +377,11 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    /// Takes a sample from the queue. Frames from shared encoders arrive a
-    /// little after the audio captured with them (they were encoded on the
-    /// way): audio waits until the video has passed its end (at most a
-    /// second of it), so that samples are handled in time order and a cut
-    /// at a frame splits the audio exactly there.
-    private func handle(_ sample: SampleBuffer, from index: Int) {
-        guard !sharedVideo.isEmpty else { return process(sample, from: index) }
-        switch sample {
-        case .audio:
-            heldAudio.append((index, sample))
-            releaseHeldAudio(videoAt: videoReach)
-        case .video(let video):
-            releaseHeldAudio(videoAt: video.presentationTime)
-            if ended { return }
-            process(sample, from: index)
-            if videoReach.map({ video.presentationTime > $0 }) ?? true { videoReach = video.presentationTime }
-        }
-    }
-
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
-    private var heldAudio: [(Int, SampleBuffer)] = []
-    private var videoReach: MediaTime?
+    var heldAudio: [(Int, SampleBuffer)] = []
+    var videoReach: MediaTime?
 
-    /// Handles the held audio that ends by `reach` (all of it with `all`),
-    /// and any that runs more than a second ahead of the video.
-    private func releaseHeldAudio(videoAt reach: MediaTime?, all: Bool = false) {
-        while let (index, sample) = heldAudio.first, !ended {
-            let newest = heldAudio.last.map { sampleEnd($0.1) } ?? sampleEnd(sample)
-            let due = all || reach.map { sampleEnd(sample) <= $0 } ?? false
-            guard due || newest - sample.presentationTime > MediaTime(value: 1, timescale: 1).nanoseconds else { return }
-            heldAudio.removeFirst()
-            process(sample, from: index)
-        }
-    }
-
-    private func process(_ sample: SampleBuffer, from index: Int) {
+    func process(_ sample: SampleBuffer, from index: Int) {
         let input = inputs[index]
         let time = sample.presentationTime
         let isLead = hasVideo ? sample.mediaType == .video : true
@@ -501,14 +443,14 @@ final class FileRecording: @unchecked Sendable {
         if queue?.isEmpty == true { applyDrainedStops() }
     }
 
-    private func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
+    func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
         switch sample {
         case .video(let video): return video.presentationTime
         case .audio(let audio): return audio.presentationTime + audio.duration
         }
     }
 
-    private func startSession(_ file: RecordingFileWriter, at time: MediaTime) {
+    func startSession(_ file: RecordingFileWriter, at time: MediaTime) {
         do {
             try file.writer.startSession(atSourceTime: time)
             file.sessionStart = time
@@ -528,7 +470,7 @@ final class FileRecording: @unchecked Sendable {
 
     /// Writes `sample` into `file` and counts what it lost; a failure of
     /// the file (not of one sample) fails the recording.
-    private func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
+    func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
         do throws(WriterError) {
             let lost = try file.append(sample, input: index)
             if lost.beforeKeyframe > 0 || lost.refused > 0 {
@@ -542,215 +484,5 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    // MARK: Requests
-
-    private func apply(_ command: Command, at time: MediaTime) {
-        guard let file = current else { return }
-        switch command {
-        case .pause:
-            guard !paused else { return }
-            paused = true
-            if let start = file.sessionStart {
-                let end = max(time, start)
-                do { try file.writer.endSession(atSourceTime: end) } catch { fail(RecordingFileFactory.writeError(error, path: file.path), file: file); return }
-                file.closedDuration = file.closedDuration + (end - start)
-                file.sessionStart = nil
-                file.lastSession?.end = end
-            }
-            lock.withLock { stats.isPaused = true }
-            delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
-        case .resume:
-            guard paused else { return }
-            paused = false
-            lock.withLock { stats.isPaused = false }
-            startSession(file, at: max(time, file.latestEnd ?? time))
-            delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
-        case .switchFile(let path):
-            switchFile(from: file, at: time, to: path)
-        case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
-            stop(file, at: time, reason: reason, error: error)
-        }
-    }
-
-    private func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
-        let next: RecordingFileWriter
-        do {
-            next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo)
-            lock.withLock { currentPath = next.path }
-        } catch {
-            stop(file, at: time, reason: .error, error: error)
-            return
-        }
-        fileCount += 1
-        let wasPaused = file.sessionStart == nil && paused
-        beginCut(file, at: time)
-        current = next
-        if !wasPaused { startSession(next, at: time) }
-    }
-
-    /// Ends `file`'s session at `time` and sets it draining: samples before
-    /// the cut that are still on their way are written, then it is finished.
-    private func beginCut(_ file: RecordingFileWriter, at time: MediaTime) {
-        if let start = file.sessionStart {
-            let end = max(time, start)
-            try? file.writer.endSession(atSourceTime: end)
-            file.closedDuration = file.closedDuration + (end - start)
-            file.sessionStart = nil
-            file.lastSession?.end = end
-        }
-        file.cutTime = time
-        file.cutRequestedAt = MonotonicClock.nowNanoseconds()
-        file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)
-        draining.append(file)
-        closedDuration = closedDuration + file.closedDuration
-        delegateCall { $1.fileOutput($0, willFinishRecordingTo: file.path, error: nil) }
-    }
-
-    private func stop(_ file: RecordingFileWriter, at time: MediaTime, reason: RecordingStopReason, error: RecordingError?) {
-        stopping = (reason, error)
-        beginCut(file, at: time)
-        current = nil
-        finishDrainedFiles(force: false)
-        if draining.isEmpty { endRecording(reason: reason, error: error) }
-    }
-
-    /// Where the tracks all have samples up to: the earliest of their latest ends.
-    private func lastCommonEnd(_ file: RecordingFileWriter) -> MediaTime {
-        file.latestEnd ?? latestSourceTime ?? MonotonicClock.now()
-    }
-
-    /// Finishes draining files whose inputs have all passed the cut (or,
-    /// with `force` or after 2 s, whatever they have).
-    private func finishDrainedFiles(force: Bool) {
-        let now = MonotonicClock.nowNanoseconds()
-        var remaining: [RecordingFileWriter] = []
-        for file in draining {
-            if force || file.awaiting.isEmpty || now - file.cutRequestedAt > 2_000_000_000 {
-                finish(file)
-            } else {
-                remaining.append(file)
-            }
-        }
-        draining = remaining
-        if draining.isEmpty, current == nil, let stopping, !ended {
-            endRecording(reason: stopping.reason, error: stopping.error)
-        }
-    }
-
-    private func finish(_ file: RecordingFileWriter) {
-        var error: RecordingError?
-        let before = file.videoWriterCounts
-        if file.writer.status == .writing {
-            do { try file.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: file.path) }
-        } else if let failure = file.writer.error {
-            error = RecordingFileFactory.writeError(failure, path: file.path)
-        }
-        // Pictures a decoder held until the end are in the file too.
-        let after = file.videoWriterCounts
-        file.videoFrames += max(0, after.written - before.written)
-        if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
-        if error == nil, file.videoFrames == 0, file.videoSamplesTaken > 0 {
-            // Frames were captured for this file and none could be written.
-            let skipped = after.skipped
-            let reason = skipped > 0 ? "no keyframe arrived to start decoding at; \(skipped) frames came before one and were dropped"
-                                     : "the writer could use none of its \(file.videoSamplesTaken) frames"
-            error = .nothingWritten(path: file.path, reason: reason)
-        }
-        if case .nothingWritten? = error, access(file.path, F_OK) != 0 {
-            // The writer removed a file with nothing decodable in it.
-            file.videoFrames = 0
-            file.audioSamples = 0
-        }
-        let bytes = RecordingFileWriter.size(of: file.path)
-        closedBytes += bytes
-        let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
-                                  videoFrames: file.videoFrames, audioSamples: file.audioSamples, isComplete: error == nil)
-        closedVideoFrames += file.videoFrames
-        closedAudioSamples += file.audioSamples
-        lock.withLock { stats.files.append(file.path) }
-        publishStatistics()
-        delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
-        if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
-    }
-
-    private func fail(_ error: RecordingError, file: RecordingFileWriter) {
-        guard stopping == nil || stopping?.reason != .error else { return }
-        stopping = (.error, error)
-        if current === file {
-            current = nil
-            // Cut where its samples end, so that its duration is counted.
-            beginCut(file, at: file.latestEnd ?? latestSourceTime ?? MonotonicClock.now())
-        }
-        finishDrainedFiles(force: true)
-    }
-
-    private func endRecording(reason: RecordingStopReason, error: RecordingError?) {
-        guard !ended else { return }
-        ended = true
-        queue?.close()
-        encoders?.leaveAll()
-        publishStatistics()
-        endRecordingReported(reason: reason, error: error)
-    }
-
-    private func endRecordingReported(reason: RecordingStopReason, error: RecordingError?) {
-        // Over before the delegate hears it, so that it may start the next recording.
-        let delegate = lock.withLock { () -> (any CaptureFileOutputRecordingDelegate)? in
-            over = true
-            defer { strongDelegate = nil }
-            return strongDelegate
-        }
-        if let output, let delegate { delegate.fileOutput(output, didEndRecordingWith: reason, error: error) }
-    }
-
-    // MARK: Limits
-
-    /// Stops or switches files when a limit is reached (see `RecordingLimits`).
-    private func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
-        switch limits.decision(for: file, sample: sample, at: time, timedOnly: timedOnly,
-                               closedDuration: closedDuration, closedBytes: closedBytes, timedCutsAtKeyframes: cutsAtKeyframes,
-                               sizeCutsAtKeyframes: cutsAtKeyframes || !sharedVideo.isEmpty) {
-        case .none: break
-        case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
-        case .switchFile(let cut): switchFile(from: file, at: cut, to: nil)
-        case .keyframeNeeded:
-            // Once per file: the stage's next picture is the keyframe.
-            if !file.askedForKeyframe {
-                file.askedForKeyframe = true
-                encoders?.requestKeyframe()
-            }
-        }
-    }
-
-    private func isKeyframe(_ sample: SampleBuffer) -> Bool {
-        if case .video(let video) = sample { return video.isKeyframe }
-        return false
-    }
-
-    // MARK: Reporting
-
-    private func publishStatistics() {
-        // Runs for every sample: sums in place rather than building an array of the open files.
-        let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
-        var bytes = closedBytes, frames = 0, samples = 0
-        func add(_ file: RecordingFileWriter) {
-            bytes += file.writer.bytesWritten
-            frames += file.videoFrames
-            samples += file.audioSamples
-        }
-        for file in draining { add(file) }
-        if let current { add(current) }
-        lock.withLock {
-            stats.duration = duration
-            stats.bytes = bytes
-            stats.videoFrames = closedVideoFrames + frames
-            stats.audioSamples = closedAudioSamples + samples
-        }
-    }
-
-    private func delegateCall(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {
-        guard let output, let delegate = lock.withLock({ strongDelegate }) else { return }
-        body(output, delegate)
-    }
 }
 

@@ -1,0 +1,218 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recording's requests taking effect, its files cut, drained and
+/// finished, its limits and what it reports (writing thread only).
+extension FileRecording {
+    // MARK: Requests
+
+    func apply(_ command: Command, at time: MediaTime) {
+        guard let file = current else { return }
+        switch command {
+        case .pause:
+            guard !paused else { return }
+            paused = true
+            if let start = file.sessionStart {
+                let end = max(time, start)
+                do { try file.writer.endSession(atSourceTime: end) } catch { fail(RecordingFileFactory.writeError(error, path: file.path), file: file); return }
+                file.closedDuration = file.closedDuration + (end - start)
+                file.sessionStart = nil
+                file.lastSession?.end = end
+            }
+            lock.withLock { stats.isPaused = true }
+            delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
+        case .resume:
+            guard paused else { return }
+            paused = false
+            lock.withLock { stats.isPaused = false }
+            startSession(file, at: max(time, file.latestEnd ?? time))
+            delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
+        case .switchFile(let path):
+            switchFile(from: file, at: time, to: path)
+        case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
+            stop(file, at: time, reason: reason, error: error)
+        }
+    }
+
+    func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
+        let next: RecordingFileWriter
+        do {
+            next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo)
+            lock.withLock { currentPath = next.path }
+        } catch {
+            stop(file, at: time, reason: .error, error: error)
+            return
+        }
+        fileCount += 1
+        let wasPaused = file.sessionStart == nil && paused
+        beginCut(file, at: time)
+        current = next
+        if !wasPaused { startSession(next, at: time) }
+    }
+
+    /// Ends `file`'s session at `time` and sets it draining: samples before
+    /// the cut that are still on their way are written, then it is finished.
+    func beginCut(_ file: RecordingFileWriter, at time: MediaTime) {
+        if let start = file.sessionStart {
+            let end = max(time, start)
+            try? file.writer.endSession(atSourceTime: end)
+            file.closedDuration = file.closedDuration + (end - start)
+            file.sessionStart = nil
+            file.lastSession?.end = end
+        }
+        file.cutTime = time
+        file.cutRequestedAt = MonotonicClock.nowNanoseconds()
+        file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)
+        draining.append(file)
+        closedDuration = closedDuration + file.closedDuration
+        delegateCall { $1.fileOutput($0, willFinishRecordingTo: file.path, error: nil) }
+    }
+
+    func stop(_ file: RecordingFileWriter, at time: MediaTime, reason: RecordingStopReason, error: RecordingError?) {
+        stopping = (reason, error)
+        beginCut(file, at: time)
+        current = nil
+        finishDrainedFiles(force: false)
+        if draining.isEmpty { endRecording(reason: reason, error: error) }
+    }
+
+    /// Where the tracks all have samples up to: the earliest of their latest ends.
+    func lastCommonEnd(_ file: RecordingFileWriter) -> MediaTime {
+        file.latestEnd ?? latestSourceTime ?? MonotonicClock.now()
+    }
+
+    /// Finishes draining files whose inputs have all passed the cut (or,
+    /// with `force` or after 2 s, whatever they have).
+    func finishDrainedFiles(force: Bool) {
+        let now = MonotonicClock.nowNanoseconds()
+        var remaining: [RecordingFileWriter] = []
+        for file in draining {
+            if force || file.awaiting.isEmpty || now - file.cutRequestedAt > 2_000_000_000 {
+                finish(file)
+            } else {
+                remaining.append(file)
+            }
+        }
+        draining = remaining
+        if draining.isEmpty, current == nil, let stopping, !ended {
+            endRecording(reason: stopping.reason, error: stopping.error)
+        }
+    }
+
+    func finish(_ file: RecordingFileWriter) {
+        var error: RecordingError?
+        let before = file.videoWriterCounts
+        if file.writer.status == .writing {
+            do { try file.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: file.path) }
+        } else if let failure = file.writer.error {
+            error = RecordingFileFactory.writeError(failure, path: file.path)
+        }
+        // Pictures a decoder held until the end are in the file too.
+        let after = file.videoWriterCounts
+        file.videoFrames += max(0, after.written - before.written)
+        if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
+        if error == nil, file.videoFrames == 0, file.videoSamplesTaken > 0 {
+            // Frames were captured for this file and none could be written.
+            let skipped = after.skipped
+            let reason = skipped > 0 ? "no keyframe arrived to start decoding at; \(skipped) frames came before one and were dropped"
+                                     : "the writer could use none of its \(file.videoSamplesTaken) frames"
+            error = .nothingWritten(path: file.path, reason: reason)
+        }
+        if case .nothingWritten? = error, access(file.path, F_OK) != 0 {
+            // The writer removed a file with nothing decodable in it.
+            file.videoFrames = 0
+            file.audioSamples = 0
+        }
+        let bytes = RecordingFileWriter.size(of: file.path)
+        closedBytes += bytes
+        let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
+                                  videoFrames: file.videoFrames, audioSamples: file.audioSamples, isComplete: error == nil)
+        closedVideoFrames += file.videoFrames
+        closedAudioSamples += file.audioSamples
+        lock.withLock { stats.files.append(file.path) }
+        publishStatistics()
+        delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
+        if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
+    }
+
+    func fail(_ error: RecordingError, file: RecordingFileWriter) {
+        guard stopping == nil || stopping?.reason != .error else { return }
+        stopping = (.error, error)
+        if current === file {
+            current = nil
+            // Cut where its samples end, so that its duration is counted.
+            beginCut(file, at: file.latestEnd ?? latestSourceTime ?? MonotonicClock.now())
+        }
+        finishDrainedFiles(force: true)
+    }
+
+    func endRecording(reason: RecordingStopReason, error: RecordingError?) {
+        guard !ended else { return }
+        ended = true
+        queue?.close()
+        encoders?.leaveAll()
+        publishStatistics()
+        endRecordingReported(reason: reason, error: error)
+    }
+
+    func endRecordingReported(reason: RecordingStopReason, error: RecordingError?) {
+        // Over before the delegate hears it, so that it may start the next recording.
+        let delegate = lock.withLock { () -> (any CaptureFileOutputRecordingDelegate)? in
+            over = true
+            defer { strongDelegate = nil }
+            return strongDelegate
+        }
+        if let output, let delegate { delegate.fileOutput(output, didEndRecordingWith: reason, error: error) }
+    }
+
+    // MARK: Limits
+
+    /// Stops or switches files when a limit is reached (see `RecordingLimits`).
+    func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
+        switch limits.decision(for: file, sample: sample, at: time, timedOnly: timedOnly,
+                               closedDuration: closedDuration, closedBytes: closedBytes, timedCutsAtKeyframes: cutsAtKeyframes,
+                               sizeCutsAtKeyframes: cutsAtKeyframes || !sharedVideo.isEmpty) {
+        case .none: break
+        case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
+        case .switchFile(let cut): switchFile(from: file, at: cut, to: nil)
+        case .keyframeNeeded:
+            // Once per file: the stage's next picture is the keyframe.
+            if !file.askedForKeyframe {
+                file.askedForKeyframe = true
+                encoders?.requestKeyframe()
+            }
+        }
+    }
+
+    func isKeyframe(_ sample: SampleBuffer) -> Bool {
+        if case .video(let video) = sample { return video.isKeyframe }
+        return false
+    }
+
+    // MARK: Reporting
+
+    func publishStatistics() {
+        // Runs for every sample: sums in place rather than building an array of the open files.
+        let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
+        var bytes = closedBytes, frames = 0, samples = 0
+        func add(_ file: RecordingFileWriter) {
+            bytes += file.writer.bytesWritten
+            frames += file.videoFrames
+            samples += file.audioSamples
+        }
+        for file in draining { add(file) }
+        if let current { add(current) }
+        lock.withLock {
+            stats.duration = duration
+            stats.bytes = bytes
+            stats.videoFrames = closedVideoFrames + frames
+            stats.audioSamples = closedAudioSamples + samples
+        }
+    }
+
+    func delegateCall(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {
+        guard let output, let delegate = lock.withLock({ strongDelegate }) else { return }
+        body(output, delegate)
+    }
+}

@@ -1,0 +1,67 @@
+/// How a recording takes its video from shared encoders: it joins the
+/// compression stages of its inputs, takes their frames into its queue,
+/// and lets audio wait for the video it goes with.
+extension FileRecording {
+    /// Video that can share an encoder (same settings as another sink of
+    /// the same input) is taken compressed from the input's compression
+    /// stage instead of raw from the session.
+    func joinSharedEncoders(_ allInputs: [CaptureInput]) throws(RecordingError) {
+        let encoders = RecordingEncoders(deliver: { [weak self] index, sample in self?.captureEncoded(sample, input: index) },
+                                         failed: { [weak self] error in self?.encoderFailed(error) })
+        self.encoders = encoders
+        for (index, input) in allInputs.enumerated() {
+            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else { continue }
+            do throws(WriterError) {
+                sharedVideo[index] = try encoders.join(input, index: index, settings: settings, keyframeInterval: keyframeInterval,
+                                                       queueCapacity: queueCapacity)
+            } catch {
+                // As the file's own encoder would: the settings it refuses, named with the file.
+                if case .invalidSettings(let reason) = error { throw .unsupported("\(files.path(number: 1)): \(reason)") }
+                throw RecordingFileFactory.creationError(error, path: files.path(number: 1))
+            }
+        }
+    }
+
+    /// From a compression stage's thread: a compressed frame of input `index`.
+    func captureEncoded(_ sample: VideoSampleBuffer, input index: Int) {
+        queue?.put((index, .video(sample)))
+    }
+
+    /// A shared encoder stopped working: the recording ends with the error.
+    func encoderFailed(_ error: WriterError) {
+        let path = lock.withLock { currentPath } ?? files.path(number: 1)
+        lock.withLock { commands.append(.stop(.error, .writeFailed(path: path, reason: error.description))) }
+        queue?.wake()
+    }
+
+    /// Takes a sample from the queue. Frames from shared encoders arrive a
+    /// little after the audio captured with them (they were encoded on the
+    /// way): audio waits until the video has passed its end (at most a
+    /// second of it), so that samples are handled in time order and a cut
+    /// at a frame splits the audio exactly there.
+    func handle(_ sample: SampleBuffer, from index: Int) {
+        guard !sharedVideo.isEmpty else { return process(sample, from: index) }
+        switch sample {
+        case .audio:
+            heldAudio.append((index, sample))
+            releaseHeldAudio(videoAt: videoReach)
+        case .video(let video):
+            releaseHeldAudio(videoAt: video.presentationTime)
+            if ended { return }
+            process(sample, from: index)
+            if videoReach.map({ video.presentationTime > $0 }) ?? true { videoReach = video.presentationTime }
+        }
+    }
+
+    /// Handles the held audio that ends by `reach` (all of it with `all`),
+    /// and any that runs more than a second ahead of the video.
+    func releaseHeldAudio(videoAt reach: MediaTime?, all: Bool = false) {
+        while let (index, sample) = heldAudio.first, !ended {
+            let newest = heldAudio.last.map { sampleEnd($0.1) } ?? sampleEnd(sample)
+            let due = all || reach.map { sampleEnd(sample) <= $0 } ?? false
+            guard due || newest - sample.presentationTime > MediaTime(value: 1, timescale: 1).nanoseconds else { return }
+            heldAudio.removeFirst()
+            process(sample, from: index)
+        }
+    }
+}
