@@ -108,10 +108,28 @@ final class V4L2BufferQueue: @unchecked Sendable {
             guard mappings.indices.contains(buffer.index) else {
                 throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: EINVAL)
             }
-            state.queued.remove(buffer.index)
+            // One we did not queue is not ours to read or to queue again.
+            guard state.queued.remove(buffer.index) != nil else {
+                buffer.wasNotQueued = true
+                return buffer
+            }
             buffer.bytesUsed = max(0, min(buffer.bytesUsed, mappings[buffer.index].count))
             return buffer
         }
+    }
+
+    /// The bytes of a dequeued buffer as sample storage: a copy, with the
+    /// buffer queued again at once, when `copying` or when only a few
+    /// buffers are left in the driver's queue (so that frames held by slow
+    /// outputs never starve the driver, and a driver that refills buffers
+    /// in turn never writes into one an output still reads); otherwise the
+    /// buffer itself, lent until the storage is released.
+    func take(_ buffer: V4L2DequeuedBuffer, copying: Bool) -> SampleStorage {
+        let low = queuedCount <= max(count / 8, 1)
+        guard copying || low else { return lend(buffer) }
+        let storage = SampleStorage(copying: UnsafeRawBufferPointer(rebasing: mappings[buffer.index].prefix(buffer.bytesUsed)))
+        giveBack(buffer.index)
+        return storage
     }
 
     /// Storage over a dequeued buffer's bytes that queues the buffer again

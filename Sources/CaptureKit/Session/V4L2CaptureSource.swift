@@ -227,7 +227,9 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
         // codecs with inter frames go by the driver's flags.
         var parameterSets: InBandParameterSets?
         var keyframesFlagged = false
+        var copiesFrames = false
         if case .compressed(let codec) = format.layout {
+            copiesFrames = true
             parameterSets = AccessUnit.Codec(codecName: codec).map(InBandParameterSets.init)
             keyframesFlagged = parameterSets == nil && codec != "mjpeg"
         }
@@ -272,6 +274,12 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                 }
                 dequeuedAny = true
                 let lost = sequences.record(buffer.sequence)
+                if buffer.wasNotQueued {
+                    // Refilled while an output held it: nothing in it can be trusted.
+                    state.withLock { $0.gaps += lost; $0.skipped += 1 }
+                    chainBroken = true
+                    continue
+                }
                 if buffer.flags & V4L2BufferFlags.error != 0 || buffer.bytesUsed == 0 {
                     state.withLock { $0.gaps += lost; $0.skipped += 1 }
                     queue.giveBack(buffer.index)
@@ -284,7 +292,8 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                                                 monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
                 let replaced = clock.replacedStamps
                 state.withLock { $0.gaps += lost; $0.replacedStamps = replaced }
-                var storage = queue.lend(buffer)
+                // Compressed frames are small: copied, their buffer goes straight back.
+                var storage = queue.take(buffer, copying: copiesFrames)
                 var keyframe = keyframesFlagged ? V4L2BufferFlags.isKeyframe(buffer.flags) : true
                 if parameterSets != nil {
                     // Parameter sets alone are no frame: they go in front of the

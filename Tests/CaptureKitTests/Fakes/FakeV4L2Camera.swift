@@ -44,6 +44,9 @@ final class FakeV4L2Camera: @unchecked Sendable {
         /// The node hangs up (poll answers POLLHUP) and, with `vanish`, its
         /// path goes from the file system, as an unplugged device's does.
         case hangUp(vanish: Bool)
+        /// Fills a buffer the reader holds (not queued) and hands it back,
+        /// as v4l2loopback's writer does when it comes round to it.
+        case refillHeld(Frame)
     }
 
     let fourcc: FourCC
@@ -199,6 +202,11 @@ final class FakeV4L2Camera: @unchecked Sendable {
             case .spuriousWakeup:
                 driver.pendingEmptyWakeup = true
                 wake()
+            case .refillHeld(let frame):
+                let held = driver.buffers.indices.first { index in
+                    !driver.queued.contains(index) && !driver.filled.contains { $0.index == index }
+                }
+                if let held { fill(held, with: frame, &driver) }
             case .hangUp(let vanish):
                 if vanish { driver.exists = false }
                 if !driver.hungUp {

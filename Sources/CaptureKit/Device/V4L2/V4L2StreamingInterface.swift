@@ -105,6 +105,10 @@ public struct V4L2DequeuedBuffer: Sendable, Hashable {
     public var sequence: UInt32
     /// The driver's stamp in nanoseconds, on the clock `flags` names.
     public var timestamp: Int64
+    /// Set by the buffer queue: the driver handed back a buffer the reader
+    /// had not queued (v4l2loopback's writer reuses buffers a reader still
+    /// holds), so its bytes may be changing under whoever holds it.
+    var wasNotQueued = false
 
     public init(index: Int, bytesUsed: Int, flags: UInt32, sequence: UInt32, timestamp: Int64) {
         self.index = index
