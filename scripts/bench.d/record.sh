@@ -124,12 +124,14 @@ if [[ " $cases " == *" shared "* ]]; then
   shared_row=$(awk -v o="$o" -v t="$t" -v p="$p" 'BEGIN { printf "%-22s %9.3f %9.3f %7.2f %7.2f", "720p live, 2 outputs", t, o, (o > 0 ? t / o : 0), p }')
 fi
 
-echo "record benchmark: $seconds s of 30 fps testsrc2 per input ($((5 * seconds)) s of MJPEG), $runs runs each, $threads encoder thread(s); medians"
-echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
-echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
-echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"
-printf '%-22s %9s %9s %7s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "paired" "capctl MiB" "ffmpeg MiB" "ratio"
-if ((${#rows[@]})); then printf '%s\n' "${rows[@]}"; fi
+if ((${#rows[@]})); then
+  echo "record benchmark: $seconds s of 30 fps testsrc2 per input ($((5 * seconds)) s of MJPEG), $runs runs each, $threads encoder thread(s); medians"
+  echo "  capctl record --video file:IN --no-realtime --video-codec h264 --preset ultrafast --crf 23 --threads $threads --min-free-space 0 out.mp4"
+  echo "  ffmpeg -y -i IN -c:v libx264 -preset ultrafast -crf 23 -threads $threads -pix_fmt yuv420p out.mp4"
+  echo "  MJPEG: capctl record --video file:IN --no-realtime --video-codec copy --min-free-space 0 out.mp4 / ffmpeg -y -i IN -c copy out.mp4"
+  printf '%-22s %9s %9s %7s %7s %11s %11s %7s\n' "case" "capctl s" "ffmpeg s" "ratio" "paired" "capctl MiB" "ffmpeg MiB" "ratio"
+  printf '%s\n' "${rows[@]}"
+fi
 if [[ -n ${shared_row:-} ]]; then
   echo "shared encoder: CPU seconds of one session recording to two MovieFileOutputs vs. one (target <= 1.15)"
   echo "  capctl-bench session $((30 * seconds)) DIR 2 / capctl-bench session $((30 * seconds)) DIR 1"
