@@ -259,4 +259,41 @@ import Testing
         #expect(input.source.videoFormat?.width == 1920)
         session.stopRunning()
     }
+
+    /// While a segment's file is finished, the totals count its frames once.
+    @Test func aFinishedFileCountsOnceInTheTotals() throws {
+        final class Watcher: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
+            let recorder = Recorder()
+            private let lock = NSLock()
+            private(set) var seen: [(fileFrames: Int, totalFrames: Int, earlierFrames: Int)] = []
+            private var earlier = 0
+            func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
+                lock.lock()
+                seen.append((file.videoFrames, output.statistics.videoFrames, earlier))
+                earlier += file.videoFrames
+                lock.unlock()
+                recorder.fileOutput(output, didFinishRecordingTo: file, error: error)
+            }
+            func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {
+                recorder.fileOutput(output, didEndRecordingWith: reason, error: error)
+            }
+        }
+        let scratch = try WriterScratchDirectory()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: TickingCamera()))
+        let output = MovieFileOutput()
+        output.segmentDuration = MediaTime(value: 1, timescale: 2)
+        output.maxRecordedDuration = MediaTime(value: 3, timescale: 2)
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let watcher = Watcher()
+        output.startRecording(toTemplate: try FileNameTemplate(scratch.file("part-%n.mp4")), recordingDelegate: watcher)
+        #expect(watcher.recorder.waitForEnd())
+        #expect(watcher.seen.count == 3)
+        for (fileFrames, total, earlier) in watcher.seen {
+            // This file and those before it, and at most the few frames the next one has so far: never this file twice.
+            #expect(total >= earlier + fileFrames && total < earlier + fileFrames + 10, "\(total) frames counted for \(earlier) + \(fileFrames)")
+        }
+    }
 }

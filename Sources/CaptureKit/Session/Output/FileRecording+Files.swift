@@ -86,15 +86,11 @@ extension FileRecording {
     /// with `force` or after 2 s, whatever they have).
     func finishDrainedFiles(force: Bool) {
         let now = MonotonicClock.nowNanoseconds()
-        var remaining: [RecordingFileWriter] = []
-        for file in draining {
-            if force || file.awaiting.isEmpty || now - file.cutRequestedAt > 2_000_000_000 {
-                finish(file)
-            } else {
-                remaining.append(file)
-            }
-        }
-        draining = remaining
+        let ready = draining.filter { force || $0.awaiting.isEmpty || now - $0.cutRequestedAt > 2_000_000_000 }
+        // Out of the draining list first: a file being finished counts once,
+        // in the totals of the files done (see `publishStatistics`).
+        draining.removeAll { file in ready.contains { $0 === file } }
+        for file in ready { finish(file) }
         if draining.isEmpty, current == nil, let stopping, !ended {
             endRecording(reason: stopping.reason, error: stopping.error)
         }
