@@ -13,16 +13,18 @@ final class MediaFile {
 
     init(path: String) throws(PlaybackError) {
         FFmpegLogging.configure()
-        var info = stat()
-        if stat(path, &info) != 0 {
-            switch errno {
+        let info: Glibc.stat
+        do {
+            info = try Posix.stat(path)
+        } catch {
+            switch error.errno {
             case ENOENT, ENOTDIR: throw .noSuchFile(path: path)
             case EACCES: throw .permissionDenied(path: path)
-            default: throw .io(path: path, error: SystemCallError(call: "stat(\(path))", errno: errno))
+            default: throw .io(path: path, error: error)
             }
         }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path) }
-        guard access(path, R_OK) == 0 else { throw .permissionDenied(path: path) }
+        guard Posix.isAccessible(path, R_OK) else { throw .permissionDenied(path: path) }
         if info.st_size == 0 { throw .notMedia(path: path, reason: "the file is empty") }
         var context: UnsafeMutablePointer<AVFormatContext>?
         // A cut-off MP4/QuickTime file (a recording killed mid-write) is
@@ -64,13 +66,13 @@ final class MediaFile {
     /// The container libavformat's probe recognizes in the file's first
     /// bytes (by content, not name), or nil.
     static func recognizedFormat(path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? Posix.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { try? Posix.close(fd, path: path) }
         let size = 1 << 16
-        var bytes = [UInt8](repeating: 0, count: size + Int(AVPROBE_PADDING_SIZE))
-        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, size, 0) }
-        guard got > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard let got = try? Posix.pread(fd, into: &bytes, at: 0, path: path), got > 0 else { return nil }
+        // The probe reads the padding after the data: zeros.
+        bytes += repeatElement(0, count: Int(AVPROBE_PADDING_SIZE))
         return bytes.withUnsafeMutableBufferPointer { buffer -> String? in
             var probe = AVProbeData()
             probe.buf = buffer.baseAddress
@@ -199,24 +201,22 @@ final class TruncatedFileReader {
             self.descriptor = descriptor
             self.length = length
         }
-        deinit { close(descriptor) }
+        deinit { try? Posix.close(descriptor) }
     }
 
     /// The end of the last complete top-level box of an ISO base media file
     /// whose last box runs past the end of the file; nil for any other file.
     /// A fragment header ('moof') whose media data is missing is left out.
     static func completeLength(path: String, size: Int64) -> Int64? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? Posix.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { try? Posix.close(fd, path: path) }
         var offset: Int64 = 0
         var lastEnd: Int64 = 0
         var pendingFragment: Int64?
         var header = [UInt8](repeating: 0, count: 16)
         var first = true
         while offset + 8 <= size {
-            let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, 16, off_t(offset)) }
-            guard got >= 8 else { return nil }
+            guard let got = try? Posix.pread(fd, into: &header, at: offset, path: path), got >= 8 else { return nil }
             var boxSize = Int64(BigEndian.uint32(header, at: 0))
             let type = BigEndian.fourCC(header[...], at: 4)
             if first {
@@ -240,8 +240,12 @@ final class TruncatedFileReader {
     }
 
     init(path: String, length: Int64) throws(PlaybackError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: path, error: SystemCallError(call: "open(\(path))", errno: errno)) }
+        let fd: Int32
+        do {
+            fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .io(path: path, error: error)
+        }
         let source = Source(descriptor: fd, length: length)
         let size: Int32 = 1 << 16
         guard let buffer = av_malloc(Int(size)) else {
@@ -271,16 +275,15 @@ private func truncatedRead(_ opaque: UnsafeMutableRawPointer?, _ buffer: UnsafeM
     let source = Unmanaged<TruncatedFileReader.Source>.fromOpaque(opaque).takeUnretainedValue()
     let wanted = min(Int64(size), source.length - source.position)
     if wanted <= 0 { return cffmpeg_AVERROR_EOF }
-    while true {
-        let got = pread(source.descriptor, buffer, Int(wanted), off_t(source.position))
-        if got < 0 {
-            if errno == EINTR { continue }
-            return cffmpeg_averror(errno)
-        }
-        if got == 0 { return cffmpeg_AVERROR_EOF }
-        source.position += Int64(got)
-        return Int32(got)
+    let got: Int
+    do {
+        got = try Posix.pread(source.descriptor, into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(wanted)), at: source.position)
+    } catch {
+        return cffmpeg_averror(error.errno)
     }
+    if got == 0 { return cffmpeg_AVERROR_EOF }
+    source.position += Int64(got)
+    return Int32(got)
 }
 
 private func truncatedSeek(_ opaque: UnsafeMutableRawPointer?, _ offset: Int64, _ whence: Int32) -> Int64 {

@@ -68,8 +68,7 @@ public struct MediaInfo: Sendable {
     public static func read(path: String) throws(PlaybackError) -> MediaInfo {
         let file = try MediaFile(path: path)
         let context = file.context
-        var info = stat()
-        _ = stat(path, &info)
+        let info = (try? Posix.stat(path)) ?? Glibc.stat()
         let structure = try? MovieStructure.read(path: path)
         let streams = file.streams
 

@@ -46,16 +46,13 @@ public struct MovieStructure: Sendable, Equatable {
     /// Reads the structure of the file at `path`; nil when it is not an
     /// ISO base media file or has no movie box.
     public static func read(path: String) throws(SystemCallError) -> MovieStructure? {
-        let fd = try systemCall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { close(fd) }
-        var info = stat()
-        try systemCall("fstat(\(path))") { fstat(fd, &info) }
-        let end = Int64(info.st_size)
+        let fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
+        defer { try? Posix.close(fd, path: path) }
+        let end = Int64(try Posix.fstat(fd, path: path).st_size)
 
         func read(_ offset: Int64, _ count: Int) throws(SystemCallError) -> [UInt8] {
             var bytes = [UInt8](repeating: 0, count: count)
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(offset)) }
-            if got < 0 { throw SystemCallError(call: "pread(\(path))", errno: errno) }
+            let got = try Posix.pread(fd, into: &bytes, at: offset, path: path)
             return Array(bytes.prefix(got))
         }
 

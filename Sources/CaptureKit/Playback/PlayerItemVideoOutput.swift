@@ -245,8 +245,7 @@ public final class PlayerItemVideoOutput {
     // MARK: Growing files
 
     private func currentFileSize() -> Int64 {
-        var info = stat()
-        return stat(item.path, &info) == 0 ? Int64(info.st_size) : -1
+        (try? Posix.stat(item.path)).map { Int64($0.st_size) } ?? -1
     }
 
     private func grewSinceEnd() -> Bool {
@@ -284,8 +283,8 @@ public final class PlayerItemVideoOutput {
         let sizeAtEnd = fileSizeAtEnd >= 0 ? fileSizeAtEnd : currentFileSize()
         notifier.start(interval: interval, handler: handler) {
             guard waitForGrowth else { return true }
-            var info = stat()
-            return stat(path, &info) == 0 && Int64(info.st_size) > sizeAtEnd
+            guard let info = try? Posix.stat(path) else { return false }
+            return Int64(info.st_size) > sizeAtEnd
         }
     }
 }
@@ -342,7 +341,7 @@ private final class NotifierJob {
                 if owner.isCurrent(generation) { handler() }
                 return
             }
-            usleep(useconds_t(step * 1_000_000))
+            Posix.sleep(nanoseconds: Int64(step * 1_000_000_000))
             waited += step
         }
     }

@@ -77,14 +77,17 @@ enum Posix {
         return Int64(position)
     }
 
+    /// ftruncate(2): cuts the file to `length` bytes (or extends it with zeros).
     static func ftruncate(_ fd: Int32, _ length: Int64, path: String? = nil) throws(SystemCallError) {
         try systemCall(named("ftruncate", path)) { Glibc.ftruncate(fd, off_t(length)) }
     }
 
+    /// fsync(2): what was written reaches stable storage.
     static func fsync(_ fd: Int32, path: String? = nil) throws(SystemCallError) {
         try systemCall(named("fsync", path)) { Glibc.fsync(fd) }
     }
 
+    /// fchmod(2): the file's permission bits.
     static func fchmod(_ fd: Int32, _ mode: mode_t, path: String? = nil) throws(SystemCallError) {
         try systemCall(named("fchmod", path)) { Glibc.fchmod(fd, mode) }
     }
@@ -142,12 +145,14 @@ enum Posix {
         }
     }
 
+    /// munmap(2) of a mapping `mmap` made.
     static func munmap(_ address: UnsafeMutableRawPointer, length: Int) throws(SystemCallError) {
         try systemCall("munmap") { Glibc.munmap(address, length) }
     }
 
     // MARK: Paths
 
+    /// stat(2): what `path` names, links followed.
     static func stat(_ path: String) throws(SystemCallError) -> Glibc.stat {
         var info = Glibc.stat()
         try systemCall("stat(\(path))") { cStat(path, &info) }
@@ -161,12 +166,14 @@ enum Posix {
         return info
     }
 
+    /// fstat(2): the open file's type, size, device and inode.
     static func fstat(_ fd: Int32, path: String? = nil) throws(SystemCallError) -> Glibc.stat {
         var info = Glibc.stat()
         try systemCall(named("fstat", path)) { Glibc.fstat(fd, &info) }
         return info
     }
 
+    /// statvfs(3): the file system holding `path` (its free blocks, block size …).
     static func statvfs(_ path: String) throws(SystemCallError) -> Glibc.statvfs {
         var info = Glibc.statvfs()
         try systemCall("statvfs(\(path))") { cStatvfs(path, &info) }
@@ -183,6 +190,7 @@ enum Posix {
         (try? access(path, mode)) != nil
     }
 
+    /// unlink(2): removes the name `path` (a link itself, never what it points to).
     static func unlink(_ path: String) throws(SystemCallError) {
         try systemCall("unlink(\(path))") { Glibc.unlink(path) }
     }
@@ -238,6 +246,7 @@ enum Posix {
 
     // MARK: Notifications
 
+    /// inotify_init1(2): a descriptor inotify events are read from.
     static func inotifyInit(flags: Int32) throws(SystemCallError) -> Int32 {
         try systemCall("inotify_init1") { inotify_init1(flags) }
     }

@@ -20,9 +20,7 @@ final class OutputFile {
         self.path = path
         let fd: Int32
         do {
-            fd = try systemCall("open(\(path))") {
-                open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            }
+            fd = try Posix.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o644)
         } catch {
             switch error.errno {
             case EEXIST, ELOOP: throw .outputExists(path: path)
@@ -31,11 +29,12 @@ final class OutputFile {
             default: throw .cannotCreate(path: path, error: error)
             }
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
-            throw .cannotCreate(path: path, error: SystemCallError(call: "fstat(\(path))", errno: code))
+        let info: Glibc.stat
+        do {
+            info = try Posix.fstat(fd, path: path)
+        } catch {
+            try? Posix.close(fd, path: path)
+            throw .cannotCreate(path: path, error: error)
         }
         descriptor = fd
         device = UInt64(info.st_dev)
@@ -44,7 +43,7 @@ final class OutputFile {
         // repair) refuses to rewrite a file a recording still writes. An
         // advisory lock, released when the descriptor closes, or the process
         // dies.
-        _ = flock(fd, LOCK_EX | LOCK_NB)
+        try? Posix.flock(fd, LOCK_EX | LOCK_NB, path: path)
     }
 
     /// Opens an existing regular file to rewrite in place, taking the lock a
@@ -53,20 +52,20 @@ final class OutputFile {
         self.path = path
         let fd: Int32
         do {
-            fd = try systemCall("open(\(path))") { open(path, O_RDWR | O_CLOEXEC) }
+            fd = try Posix.open(path, O_RDWR | O_CLOEXEC)
         } catch {
             throw .open(error)
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
+        guard let info = try? Posix.fstat(fd, path: path), (info.st_mode & S_IFMT) == S_IFREG else {
+            try? Posix.close(fd, path: path)
             throw .notAFile
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            close(fd)
-            if code == EWOULDBLOCK { throw .isBusy }
-            throw .open(SystemCallError(call: "flock(\(path))", errno: code))
+        do {
+            try Posix.flock(fd, LOCK_EX | LOCK_NB, path: path)
+        } catch {
+            try? Posix.close(fd, path: path)
+            if error.errno == EWOULDBLOCK { throw .isBusy }
+            throw .open(error)
         }
         descriptor = fd
         device = UInt64(info.st_dev)
@@ -81,7 +80,7 @@ final class OutputFile {
     }
 
     deinit {
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { try? Posix.close(descriptor, path: path) }
     }
 
     var isOpen: Bool { descriptor >= 0 }
@@ -91,26 +90,25 @@ final class OutputFile {
         guard descriptor >= 0 else { return }
         let fd = descriptor
         descriptor = -1
-        defer { close(fd) }
-        try systemCall("fsync(\(path))") { fsync(fd) }
+        defer { try? Posix.close(fd, path: path) }
+        try Posix.fsync(fd, path: path)
     }
 
     /// Flushes what was written to stable storage; the file stays open.
     func sync() throws(SystemCallError) {
-        try systemCall("fsync(\(path))") { fsync(descriptor) }
+        try Posix.fsync(descriptor, path: path)
     }
 
     func closeQuietly() {
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { try? Posix.close(descriptor, path: path) }
         descriptor = -1
     }
 
     /// Removes the file, if the path still names the file this object
     /// created (and not something put there since).
     func remove() {
-        var info = stat()
-        if lstat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
-            unlink(path)
+        if let info = try? Posix.lstat(path), UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
+            try? Posix.unlink(path)
         }
         closeQuietly()
     }
@@ -118,50 +116,49 @@ final class OutputFile {
     // MARK: Positioned I/O for rewriting boxes after the muxer is done
 
     func size() throws(SystemCallError) -> Int64 {
-        var info = stat()
-        try systemCall("fstat(\(path))") { fstat(descriptor, &info) }
-        return Int64(info.st_size)
+        Int64(try Posix.fstat(descriptor, path: path).st_size)
     }
 
     func read(at offset: Int64, count: Int) throws(SystemCallError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let fd = descriptor
-        let failure: Int32 = bytes.withUnsafeMutableBytes { raw in
+        let failure: SystemCallError? = bytes.withUnsafeMutableBytes { raw in
             var done = 0
             while done < count {
-                let got = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+                do throws(SystemCallError) {
+                    let got = try Posix.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]),
+                                              at: offset + Int64(done), path: path)
+                    if got == 0 { return SystemCallError(call: "pread(\(path))", errno: EIO) }
+                    done += got
+                } catch {
+                    return error
                 }
-                if got == 0 { return EIO }
-                done += got
             }
-            return 0
+            return nil
         }
-        if failure != 0 { throw SystemCallError(call: "pread(\(path))", errno: failure) }
+        if let failure { throw failure }
         return bytes
     }
 
     func write(_ bytes: [UInt8], at offset: Int64) throws(SystemCallError) {
         let fd = descriptor
-        let failure: Int32 = bytes.withUnsafeBytes { raw in
+        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
             var done = 0
             while done < raw.count {
-                let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+                do throws(SystemCallError) {
+                    done += try Posix.pwrite(fd, from: UnsafeRawBufferPointer(rebasing: raw[done...]),
+                                             at: offset + Int64(done), path: path)
+                } catch {
+                    return error
                 }
-                done += wrote
             }
-            return 0
+            return nil
         }
-        if failure != 0 { throw SystemCallError(call: "pwrite(\(path))", errno: failure) }
+        if let failure { throw failure }
     }
 
     func truncate(to length: Int64) throws(SystemCallError) {
-        try systemCall("ftruncate(\(path))") { ftruncate(descriptor, off_t(length)) }
+        try Posix.ftruncate(descriptor, length, path: path)
     }
 }
 
@@ -229,12 +226,13 @@ private func fileWritePacket(_ opaque: UnsafeMutableRawPointer?, _ buffer: Unsaf
     let target = Unmanaged<FileWriteContext.Target>.fromOpaque(opaque).takeUnretainedValue()
     var done = 0
     while done < Int(size) {
-        let wrote = write(target.descriptor, buffer + done, Int(size) - done)
-        if wrote < 0 {
-            let code = errno
-            if code == EINTR { continue }
-            if target.error == nil { target.error = SystemCallError(call: "write(\(target.path))", errno: code) }
-            return cffmpeg_averror(code)
+        let wrote: Int
+        do {
+            wrote = try Posix.write(target.descriptor, from: UnsafeRawBufferPointer(start: buffer + done, count: Int(size) - done),
+                                    path: target.path)
+        } catch {
+            if target.error == nil { target.error = error }
+            return cffmpeg_averror(error.errno)
         }
         done += wrote
         target.position += Int64(wrote)
@@ -247,16 +245,19 @@ private func fileSeek(_ opaque: UnsafeMutableRawPointer?, _ offset: Int64, _ whe
     guard let opaque else { return Int64(cffmpeg_averror(EINVAL)) }
     let target = Unmanaged<FileWriteContext.Target>.fromOpaque(opaque).takeUnretainedValue()
     if whence & AVSEEK_SIZE != 0 {
-        var info = stat()
-        if fstat(target.descriptor, &info) != 0 { return Int64(cffmpeg_averror(errno)) }
-        return Int64(info.st_size)
+        do {
+            return Int64(try Posix.fstat(target.descriptor, path: target.path).st_size)
+        } catch {
+            return Int64(cffmpeg_averror(error.errno))
+        }
     }
-    let position = lseek(target.descriptor, off_t(offset), whence & ~AVSEEK_FORCE)
-    if position < 0 {
-        let code = errno
-        if target.error == nil { target.error = SystemCallError(call: "lseek(\(target.path))", errno: code) }
-        return Int64(cffmpeg_averror(code))
+    let position: Int64
+    do {
+        position = try Posix.lseek(target.descriptor, offset, whence & ~AVSEEK_FORCE, path: target.path)
+    } catch {
+        if target.error == nil { target.error = error }
+        return Int64(cffmpeg_averror(error.errno))
     }
-    target.position = Int64(position)
-    return Int64(position)
+    target.position = position
+    return position
 }
