@@ -482,7 +482,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
                 sidecar = Self.rawSidecarPath(for: path)
                 try write(Array(Self.json(description).utf8), to: sidecar!)
                 do throws(PhotoError) { try write(bytes, to: path) } catch {
-                    unlink(sidecar!)
+                    try? Posix.unlink(sidecar!)
                     throw error
                 }
             } else {

@@ -119,9 +119,8 @@ struct RecordingFileFactory {
     }
 
     private func removeExisting(_ path: String) {
-        var info = stat()
         // Only a file (or a link, itself) is replaced; never a directory.
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { unlink(path) }
+        if let info = try? Posix.lstat(path), (info.st_mode & S_IFMT) != S_IFDIR { try? Posix.unlink(path) }
     }
 
     static func creationError(_ error: WriterError, path: String) -> RecordingError {

@@ -161,7 +161,6 @@ final class RecordingFileWriter {
     var estimatedSize: Int64 { writer.status == .writing ? writer.estimatedFinalSize : Self.size(of: path) }
 
     static func size(of path: String) -> Int64 {
-        var info = stat()
-        return lstat(path, &info) == 0 ? Int64(info.st_size) : 0
+        (try? Posix.lstat(path)).map { Int64($0.st_size) } ?? 0
     }
 }

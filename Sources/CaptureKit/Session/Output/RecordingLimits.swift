@@ -105,9 +105,8 @@ struct RecordingLimits {
 
     /// Bytes available to unprivileged users on the volume holding `path`.
     static func freeSpace(near path: String) -> Int64? {
-        var info = statvfs()
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        guard statvfs(directory.isEmpty ? "/" : directory, &info) == 0 else { return nil }
+        guard let info = try? Posix.statvfs(directory.isEmpty ? "/" : directory) else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 }
