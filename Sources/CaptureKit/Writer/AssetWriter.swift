@@ -98,7 +98,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     // MARK: State (guarded by `lock`)
 
-    private struct Settings {
+    struct Settings {
         var fragmentInterval = MediaTime.invalid
         var faststart = false
         var keepsFragments = false
@@ -106,39 +106,39 @@ public final class AssetWriter: @unchecked Sendable {
         var metadata: [MetadataItem] = []
     }
 
-    private let lock = WriterLock()
-    private var settings = Settings()
-    private var state = Status.unknown
-    private var failure: WriterError?
-    private var inputList: [AssetWriterInput] = []
-    private var groupList: [AssetWriterInputGroup] = []
-    private var finishing = false
+    let lock = WriterLock()
+    var settings = Settings()
+    var state = Status.unknown
+    var failure: WriterError?
+    var inputList: [AssetWriterInput] = []
+    var groupList: [AssetWriterInputGroup] = []
+    var finishing = false
     private(set) var timeline = SessionTimeline()
-    private let file: OutputFile
-    private var io: FileWriteContext?
-    private var format: UnsafeMutablePointer<AVFormatContext>?
-    private var spans: [TrackSpanTicks] = []
+    let file: OutputFile
+    var io: FileWriteContext?
+    var format: UnsafeMutablePointer<AVFormatContext>?
+    var spans: [TrackSpanTicks] = []
     /// Per stream, the video packet held back until the next (see `write`).
-    private var heldPackets: [UnsafeMutablePointer<AVPacket>?] = []
+    var heldPackets: [UnsafeMutablePointer<AVPacket>?] = []
     /// Bytes of the header and of the packets handed to the muxer, which
     /// may hold a fragment's worth in memory before it reaches the file.
-    private var headerBytes: Int64 = 0
-    private var payloadBytes: Int64 = 0
-    private var packetCount: Int64 = 0
+    var headerBytes: Int64 = 0
+    var payloadBytes: Int64 = 0
+    var packetCount: Int64 = 0
     /// Whether sessions become edit lists (true) or re-stamped timestamps.
     private(set) var usesEditLists = false
     /// Fragments that become a regular movie when finished: samples outside
     /// the sessions are left out, the rest keep their times (see `placement`).
-    private var becomesRegularMovie = false
+    var becomesRegularMovie = false
     /// Added to file times in fragmented files (see `openMuxer`).
-    private var timelineOffset = MediaTime.zero
+    var timelineOffset = MediaTime.zero
     /// The sessions and first decode times of a file written in fragments
     /// that becomes a regular movie, and where its box is in the file (see `SessionLog`).
-    private var sessionLog: SessionLog?
-    private var sessionLogOffset: Int64?
+    var sessionLog: SessionLog?
+    var sessionLogOffset: Int64?
     /// The header, while it waits for in-band codec configuration (see `DeferredHeader`).
-    private var deferredHeader: DeferredHeader?
-    private var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
+    var deferredHeader: DeferredHeader?
+    var isFragmented: Bool { settings.fragmentInterval.isNumeric && settings.fragmentInterval > .zero && fileType.supportsFragments }
 
     /// What has been written to one stream, in its time base.
     struct TrackSpanTicks {
@@ -221,7 +221,7 @@ public final class AssetWriter: @unchecked Sendable {
         if state == .unknown { file.remove() }
     }
 
-    private func freeFormat() {
+    func freeFormat() {
         for index in heldPackets.indices { av_packet_free(&heldPackets[index]) }
         deferredHeader = nil
         if let format {
@@ -231,148 +231,6 @@ public final class AssetWriter: @unchecked Sendable {
         }
         format = nil
         io = nil
-    }
-
-    // MARK: Configuration
-
-    /// Whether the container can carry a track with these settings. Answered
-    /// by libavformat's own codec query for the container, or, where it has
-    /// none (MPEG-TS, Ogg, FLAC), by the codecs its muxer is known to take.
-    public func canApply(outputSettings: OutputSettings, forMediaType mediaType: MediaType) -> Bool {
-        AssetWriter.canApply(outputSettings: outputSettings, forMediaType: mediaType, fileType: fileType)
-    }
-
-    /// Whether a container of `fileType` can carry a track with these
-    /// settings, asked before any file exists (as a command checks its
-    /// options before creating its output).
-    public static func canApply(outputSettings: OutputSettings, forMediaType mediaType: MediaType, fileType: FileType) -> Bool {
-        guard outputSettings.mediaType == mediaType, fileType.availableMediaTypes.contains(mediaType) else { return false }
-        return container(fileType, canCarry: outputSettings.codecID)
-    }
-
-    /// How many bytes of the file exist so far: those on disk plus those the
-    /// muxer still buffers. What a size limit is measured against.
-    public var bytesWritten: Int64 {
-        lock.withLock {
-            guard let io else { return (try? file.size()) ?? 0 }
-            // No system call: asked for every sample during a recording.
-            return max(io.extent, avio_tell(io.context))
-        }
-    }
-
-    /// What the file will hold once the muxer writes what it buffers and
-    /// finalizes it: the header, the packets appended, and their index
-    /// entries (about 24 bytes a sample in fragments or the movie box),
-    /// plus room for the trailer. A size limit stops before this reaches it.
-    public var estimatedFinalSize: Int64 {
-        let written = bytesWritten
-        return lock.withLock {
-            let classic = max(written, headerBytes + payloadBytes + packetCount * 24) + 4096
-            guard becomesRegularMovie else { return classic }
-            // The regular movie's index comes on top of the fragments.
-            return max(classic, written + regularIndexEstimate())
-        }
-    }
-
-    /// At least the size of the movie box a file written in fragments gets
-    /// when finished: the fragmented one (part of the header) with sample
-    /// tables counted from the packets written. Lock held.
-    private func regularIndexEstimate() -> Int64 {
-        var bytes = headerBytes + 4096
-        let interval = max(settings.fragmentInterval.seconds, 0.001)
-        for (index, span) in spans.enumerated() {
-            bytes += Int64(span.timeRuns + span.offsetRuns) * 8 + Int64(span.samples) * 4 + 256
-            if span.keyframes < span.samples { bytes += Int64(span.keyframes) * 4 }
-            // One chunk (in 'stsc' and 'stco'/'co64') per fragment and track;
-            // fragments last at least the interval.
-            let scale = index < inputList.count ? Double(format?.pointee.streams[index]?.pointee.time_base.den ?? 90000) : 90000
-            let length = Double((span.runs.last?.end ?? 0) - (span.firstDecode ?? 0)) / max(scale, 1)
-            bytes += Int64((length / interval + 2) * 2) * 20
-        }
-        return bytes
-    }
-
-    static func container(_ fileType: FileType, canCarry codec: AVCodecID) -> Bool {
-        guard codec != AV_CODEC_ID_NONE, let muxer = av_guess_format(fileType.muxerName, nil, nil) else { return false }
-        let answer = avformat_query_codec(muxer, codec, FF_COMPLIANCE_NORMAL)
-        if answer >= 0 { return answer == 1 }
-        // No answer from libavformat: what these muxers accept.
-        let known: [AVCodecID]
-        switch fileType {
-        case .mpegTS: known = [AV_CODEC_ID_H264, AV_CODEC_ID_HEVC, AV_CODEC_ID_AAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_MPEG2VIDEO]
-        case .ogg: known = [AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC, AV_CODEC_ID_VORBIS, AV_CODEC_ID_SPEEX]
-        case .opus: known = [AV_CODEC_ID_OPUS]
-        case .flac: known = [AV_CODEC_ID_FLAC]
-        default: known = []
-        }
-        return known.contains(codec)
-    }
-
-    /// Why `canAdd(_:)` says no, or nil when the input can be added.
-    public func reasonInputCannotBeAdded(_ input: AssetWriterInput) -> String? {
-        lock.withLock { addRefusal(input) }
-    }
-
-    private func addRefusal(_ input: AssetWriterInput) -> String? {
-        if state != .unknown { return "inputs cannot be added once writing has started" }
-        if inputList.contains(where: { $0 === input }) { return "the input is already added" }
-        if input.writer != nil { return "the input belongs to another writer" }
-        if !fileType.availableMediaTypes.contains(input.mediaType) {
-            return "\(fileType.displayName) files cannot hold \(input.mediaType.rawValue)"
-        }
-        if !canApply(outputSettings: input.outputSettings, forMediaType: input.mediaType) {
-            return "\(fileType.displayName) files cannot carry \(input.outputSettings.codecName)"
-        }
-        return nil
-    }
-
-    /// Whether `input` can be added: the writer has not started, and the
-    /// container can carry its media type and codec.
-    public func canAdd(_ input: AssetWriterInput) -> Bool { reasonInputCannotBeAdded(input) == nil }
-
-    /// Adds an input (one track). Throws when `canAdd(_:)` would say no.
-    public func add(_ input: AssetWriterInput) throws(WriterError) {
-        try lock.withLock { () throws(WriterError) in
-            if let reason = addRefusal(input) {
-                if state == .unknown, !canApply(outputSettings: input.outputSettings, forMediaType: input.mediaType) {
-                    throw .codecNotAllowed(codec: input.outputSettings.codecName, fileType: fileType)
-                }
-                throw .invalidState(reason)
-            }
-            input.writer = self
-            inputList.append(input)
-        }
-    }
-
-    /// Whether a group of alternate inputs can be added: the container has
-    /// alternate tracks, the inputs are this writer's, share a media type,
-    /// and are in no other group.
-    public func canAdd(_ group: AssetWriterInputGroup) -> Bool { lock.withLock { groupRefusal(group) == nil } }
-
-    private func groupRefusal(_ group: AssetWriterInputGroup) -> String? {
-        if state != .unknown { return "input groups cannot be added once writing has started" }
-        if !fileType.supportsAlternateGroups { return "\(fileType.displayName) files have no alternate tracks" }
-        if group.inputs.isEmpty { return "the group has no inputs" }
-        if !group.inputs.allSatisfy({ input in inputList.contains { $0 === input } }) { return "add the group's inputs to the writer first" }
-        if Set(group.inputs.map(\.mediaType)).count != 1 { return "a group's inputs must all have the same media type" }
-        if let defaultInput = group.defaultInput, !group.inputs.contains(where: { $0 === defaultInput }) {
-            return "the default input is not in the group"
-        }
-        for existing in groupList {
-            if existing.inputs.contains(where: { old in group.inputs.contains { $0 === old } }) { return "an input is already in another group" }
-        }
-        return nil
-    }
-
-    /// Adds a group of alternate inputs: their tracks are marked as
-    /// alternates of each other, the default input's track enabled and the
-    /// others disabled.
-    public func add(_ group: AssetWriterInputGroup) throws(WriterError) {
-        try lock.withLock { () throws(WriterError) in
-            if let reason = groupRefusal(group) { throw .invalidState(reason) }
-            groupList.append(group)
-            for input in group.inputs { input.marksOutputTrackAsEnabled = input === group.defaultInput }
-        }
     }
 
     // MARK: Writing
@@ -397,7 +255,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    private func openMuxer() throws(WriterError) {
+    func openMuxer() throws(WriterError) {
         guard !inputList.isEmpty else { throw .invalidState("add at least one input before starting to write") }
         var context: UnsafeMutablePointer<AVFormatContext>?
         let allocated = avformat_alloc_output_context2(&context, nil, fileType.muxerName, nil)
@@ -489,7 +347,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// avformat_write_header with the muxer options `header` kept; then the
     /// packets that waited for it.
-    private func writeHeader(_ header: DeferredHeader) throws(WriterError) {
+    func writeHeader(_ header: DeferredHeader) throws(WriterError) {
         guard let format, let io else { throw .invalidState("the writer is not writing") }
         let written = avformat_write_header(format, &header.options)
         if written < 0 { throw ioFailure(FFmpegError(call: "avformat_write_header(\(fileType.muxerName))", code: written)) }
@@ -524,7 +382,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// Settles the time scale and track flags in a fragmented file's movie
     /// box, in place, once it is written at the head of the file.
-    private func patchFragmentedMovieHeader() throws(WriterError) {
+    func patchFragmentedMovieHeader() throws(WriterError) {
         guard let io else { return }
         avio_flush(io.context)
         if let error = io.ioError { throw .io(path: outputPath, error: error) }
@@ -537,7 +395,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// Puts the session log's box after the movie box, before the first
     /// fragment: through the muxer's I/O, which then goes on after it.
-    private func writeSessionLog() throws(WriterError) {
+    func writeSessionLog() throws(WriterError) {
         guard let io else { return }
         var log = SessionLog(trackCount: inputList.count)
         for (index, span) in spans.enumerated() { log.firstDecodeTimes[index] = span.firstDecode }
@@ -553,7 +411,7 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Rewrites the session log in place when what it says changed. Lock held.
-    private func updateSessionLog(_ change: (inout SessionLog) -> Void) throws(WriterError) {
+    func updateSessionLog(_ change: (inout SessionLog) -> Void) throws(WriterError) {
         guard var log = sessionLog, let offset = sessionLogOffset else { return }
         let before = log
         change(&log)
@@ -569,7 +427,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// The sessions as the samples of a file written in fragments are
     /// stamped: counted from the first session's start, moved by the
     /// timeline offset, as `placement` stamps samples. Lock held.
-    private func relativeSessions() -> [SessionTimeline.Session] {
+    func relativeSessions() -> [SessionTimeline.Session] {
         guard let origin = timeline.origin else { return [] }
         return timeline.sessions.map { session in
             SessionTimeline.Session(start: shiftedByOffset(session.start - origin),
@@ -579,7 +437,7 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// The error for a failed muxer call: the write error underneath, if one caused it.
-    private func ioFailure(_ error: FFmpegError) -> WriterError {
+    func ioFailure(_ error: FFmpegError) -> WriterError {
         if let ioError = io?.ioError { return .io(path: outputPath, error: ioError) }
         return .ffmpeg(error)
     }
@@ -607,7 +465,7 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Puts the sessions into the session log. Lock held.
-    private func logSessions() throws(WriterError) {
+    func logSessions() throws(WriterError) {
         guard sessionLog != nil else { return }
         let sessions = relativeSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
         try updateSessionLog { $0.sessions = sessions }
@@ -697,285 +555,4 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    // MARK: Called by inputs
-
-    /// Where a sample at source time `time` goes: its media time (counted
-    /// from the first session's start) with edit lists, or its file time
-    /// otherwise; nil when it is to be left out. Throws when samples cannot
-    /// be appended now.
-    func placement(forSource time: MediaTime) throws(WriterError) -> (time: MediaTime, session: Int?)? {
-        try lock.withLock { () throws(WriterError) in
-            try checkAppendable()
-            guard time.isNumeric else { throw .invalidState("sample times must be numeric, not \(time)") }
-            let session = timeline.sessionIndex(forSource: time)
-            if becomesRegularMovie {
-                // Fragments: what is outside the sessions is left out; the
-                // rest keeps its time, so a pause leaves a gap for the edits.
-                guard let origin = timeline.origin, session != nil else { return nil }
-                let relative = shiftedByOffset(time - origin)
-                return relative.isNumeric ? (relative, session) : nil
-            }
-            if usesEditLists {
-                guard let origin = timeline.origin else { return nil }
-                let relative = time - origin
-                return relative.isNumeric ? (relative, session) : nil
-            }
-            return timeline.fileTime(forSource: time).map { (shiftedByOffset($0), session) }
-        }
-    }
-
-    /// For audio: the part of a buffer that falls in a session, and where
-    /// it goes; nil when none of it does.
-    func placement(forSource start: MediaTime, duration: MediaTime) throws(WriterError) -> (skip: MediaTime, time: MediaTime, keep: MediaTime)? {
-        try lock.withLock { () throws(WriterError) in
-            try checkAppendable()
-            guard start.isNumeric, duration.isNumeric else { throw .invalidState("sample times must be numeric, not \(start)") }
-            if becomesRegularMovie {
-                guard let origin = timeline.origin, let (skip, keep) = timeline.overlap(start: start, duration: duration) else { return nil }
-                return (skip, shiftedByOffset(start + skip - origin), keep)
-            }
-            if usesEditLists {
-                guard let origin = timeline.origin else { return nil }
-                return (.zero, start - origin, duration)
-            }
-            guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
-                  let time = timeline.fileTime(forSource: start + skip) else { return nil }
-            return (skip, shiftedByOffset(time), keep)
-        }
-    }
-
-    /// A file time moved later by the timeline offset. Exact where the two
-    /// share a 32-bit timescale; otherwise (nanosecond capture stamps and a
-    /// 1/48000 or 1/90000 startup delay) with the offset rounded to the
-    /// time's own timescale, far finer than any track's.
-    private func shiftedByOffset(_ time: MediaTime) -> MediaTime {
-        let exact = time + timelineOffset
-        if exact.isNumeric || !time.isNumeric { return exact }
-        return time + timelineOffset.converted(toTimescale: time.timescale)
-    }
-
-    private func checkAppendable() throws(WriterError) {
-        switch state {
-        case .writing:
-            if finishing { throw .invalidState("the writer is finishing; no more samples can be appended") }
-            if !timeline.hasStarted { throw .invalidState("start a session before appending samples") }
-        case .failed: throw failure ?? .invalidState("the writer has failed")
-        default: throw .invalidState("samples can only be appended while writing (status: \(state.rawValue))")
-        }
-    }
-
-    /// Hands one packet (timed in `timeBase`) to the muxer. A video
-    /// track's latest packet is held back until the next one comes, so that
-    /// at the end it can be made to last until the session's end.
-    func write(packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational, streamIndex: Int) throws(WriterError) {
-        try lock.withLock { () throws(WriterError) in
-            guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
-            let stream = format.pointee.streams[streamIndex]!
-            av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
-            packet.pointee.stream_index = Int32(streamIndex)
-            payloadBytes += Int64(packet.pointee.size)
-            packetCount += 1
-            if let deferredHeader {
-                do throws(WriterError) { try deferredHeader.keep(packet) } catch { throw failLocked(error) }
-                return
-            }
-            try route(packet, into: format)
-        }
-    }
-
-    /// A packet on its way to the muxer: video waits for the next packet of
-    /// its track (see `write`); the rest goes straight in. Lock held.
-    ///
-    /// In fragments that become a regular movie every track's packets wait
-    /// so, and each is made to last until the next of its track: the
-    /// muxer starts a fragment's samples where the previous fragment's last
-    /// one ends, so a gap (a pause) must be in that duration to stay in the
-    /// file, where the edit lists expect it. (Sample tables state the same
-    /// durations: the steps between decode times.)
-    private func route(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
-        let streamIndex = Int(packet.pointee.stream_index)
-        guard spans[streamIndex].bridgesEveryGap || becomesRegularMovie else {
-            try mux(packet, into: format)
-            return
-        }
-        if heldPackets[streamIndex] == nil {
-            guard let fresh = av_packet_alloc() else { throw failLocked(.ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))) }
-            heldPackets[streamIndex] = fresh
-        }
-        let held = heldPackets[streamIndex]!
-        if held.pointee.size > 0 || held.pointee.side_data_elems > 0 {
-            let ownDuration = held.pointee.duration
-            if becomesRegularMovie, held.pointee.dts != cffmpeg_AV_NOPTS_VALUE, packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE,
-               packet.pointee.dts > held.pointee.dts {
-                held.pointee.duration = packet.pointee.dts - held.pointee.dts
-            }
-            try mux(held, into: format, spanDuration: ownDuration)
-        }
-        av_packet_move_ref(held, packet)
-    }
-
-    /// Writes the video packets held back, each made to last until the end
-    /// of the last session where it would end sooner: a frame shows until
-    /// the next one, and the last until the recording stops, however long
-    /// a camera took before the frame it did not deliver in time.
-    private func writeHeldPackets(into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
-        let sessionEnd: MediaTime? = timeline.sessions.last.flatMap { last in
-            guard last.end != nil, let origin = timeline.origin else { return nil }
-            if becomesRegularMovie { return shiftedByOffset(last.end! - origin) }
-            if usesEditLists { return last.end! - origin }
-            return shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
-        }
-        for (index, held) in heldPackets.enumerated() {
-            guard let held, held.pointee.size > 0 else { continue }
-            let timeBase = format.pointee.streams[index]!.pointee.time_base
-            if spans[index].bridgesEveryGap, let sessionEnd, sessionEnd.isNumeric, held.pointee.pts != cffmpeg_AV_NOPTS_VALUE {
-                let end = av_rescale_q_rnd(sessionEnd.value, AVRational(num: 1, den: sessionEnd.timescale), timeBase,
-                                           AVRounding(AV_ROUND_DOWN.rawValue))
-                let shownUntil = max(spans[index].runs.last?.end ?? 0, held.pointee.pts + max(0, held.pointee.duration))
-                if end > shownUntil { held.pointee.duration = max(0, held.pointee.duration) + (end - shownUntil) }
-            }
-            try mux(held, into: format)
-        }
-    }
-
-    /// av_interleaved_write_frame, with the track's span recorded (over
-    /// `spanDuration` when given: the packet's own, before it was made to
-    /// reach the next). Called with the lock held; a failure fails the writer.
-    private func mux(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>,
-                     spanDuration: Int64? = nil) throws(WriterError) {
-        let streamIndex = Int(packet.pointee.stream_index)
-        var span = spans[streamIndex]
-        let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-        let isFirst = span.firstDecode == nil
-        if isFirst { span.firstDecode = dts }
-        span.cover(packet.pointee.pts, packet.pointee.pts + max(0, spanDuration ?? packet.pointee.duration))
-        span.packets += 1
-        if packet.pointee.size > 0 { span.tally(decode: dts, presentation: packet.pointee.pts, keyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0) }
-        spans[streamIndex] = span
-        if isFirst { try updateSessionLog { $0.firstDecodeTimes[streamIndex] = dts } }
-        let status = av_interleaved_write_frame(format, packet)
-        if status < 0 {
-            throw failLocked(ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status)))
-        }
-    }
-
-    /// Puts the writer into the failed state, the lock being held.
-    private func failLocked(_ error: WriterError) -> WriterError {
-        state = .failed
-        failure = error
-        return error
-    }
-
-    // MARK: Finalizing MP4 / QuickTime
-
-    private func chooseMovieTimescale(_ movie: MovieBox) throws(WriterError) -> UInt32 {
-        if settings.movieTimeScale > 0 { return UInt32(settings.movieTimeScale) }
-        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
-        let scales = tracks.compactMap(MovieHeader.mediaTimescale)
-        let videoIndex = inputList.firstIndex { $0.mediaType == .video }
-        if let videoIndex, videoIndex < scales.count { return scales[videoIndex] }
-        return scales.first ?? 1000
-    }
-
-    private func trackPatches(movie: MovieBox, edits: [[EditEntry]]?) throws(WriterError) -> [UInt32: TrackPatch] {
-        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
-        guard tracks.count == inputList.count else {
-            throw .malformedOutput("the file has \(tracks.count) tracks for \(inputList.count) inputs")
-        }
-        var patches = [UInt32: TrackPatch]()
-        for (index, trak) in tracks.enumerated() {
-            guard let tkhd = trak.child("tkhd") else { throw .malformedOutput("a track has no header") }
-            let input = inputList[index]
-            let group = groupList.firstIndex { $0.inputs.contains { $0 === input } }
-            patches[MovieHeader.trackID(tkhd.payload)] = TrackPatch(
-                edits: edits?[index], enabled: input.marksOutputTrackAsEnabled,
-                alternateGroup: group.map { UInt16($0 + 1) } ?? 0)
-        }
-        return patches
-    }
-
-    /// Writes the edit lists that lay the sessions end to end, the movie
-    /// time scale and track flags, and moves the index to the front if asked.
-    private func finalizeMovie() throws(WriterError) {
-        let patcher = MoviePatcher(file: file)
-        let boxes = try patcher.topLevelBoxes()
-        let (_, movie) = try patcher.readMovie(boxes)
-        let movieScale = try chooseMovieTimescale(movie)
-        let plan = editPlan(movie: movie, movieScale: movieScale, sessions: timeline.sessions, origin: timeline.origin)
-        try patcher.finish(timescale: movieScale, totalDuration: plan?.duration,
-                           tracks: trackPatches(movie: movie, edits: plan?.edits), faststart: settings.faststart)
-    }
-
-    /// The edit lists that lay the tracks written into `sessions` (source
-    /// time counted from `origin`), and the movie's duration; nil before any
-    /// session. Each track's media time scale is its stream time base.
-    /// `firstDecodes` overrides where each track's media time 0 is (in its ticks).
-    private func editPlan(movie: MovieBox, movieScale: UInt32, sessions: [SessionTimeline.Session],
-                          origin: MediaTime?, firstDecodes: [Int64?]? = nil) -> (edits: [[EditEntry]], duration: UInt64)? {
-        guard let origin else { return nil }
-        let tracks = movie.children?.filter { $0.type == "trak" } ?? []
-        let mediaScales = tracks.map { Int32(clamping: MovieHeader.mediaTimescale($0) ?? 1000) }
-        let spansInTime = spans.enumerated().map { index, span -> SessionTimeline.TrackSpan? in
-            let override = firstDecodes.flatMap { index < $0.count ? $0[index] : nil }
-            guard let firstDecode = override ?? span.firstDecode, index < mediaScales.count else { return nil }
-            let scale = mediaScales[index]
-            return SessionTimeline.TrackSpan(
-                runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
-        }
-        return SessionTimeline.editLists(sessions: sessions, origin: origin, tracks: spansInTime, mediaTimescales: mediaScales,
-                                         movieTimescale: Int32(clamping: movieScale))
-    }
-
-    /// Turns the fragments written into a regular movie (see
-    /// `MovieDefragmenter`): sample tables read back from the fragments,
-    /// which must hold every sample handed to the muxer; the edit lists and
-    /// durations the sessions give, as for a file written in one piece.
-    private func finalizeFragmentsAsRegularMovie() throws(WriterError) {
-        let index: FragmentIndex
-        do throws(FragmentIndex.ReadFailure) {
-            index = try FragmentIndex.read(file)
-        } catch {
-            switch error {
-            case .io(let error): throw .io(path: outputPath, error: error)
-            case .problem(let problem): throw .malformedOutput("the fragments cannot be read back: \(problem)")
-            }
-        }
-        for (position, track) in index.tracks.enumerated() where position < spans.count {
-            guard track.count == spans[position].samples, !track.isCut else {
-                throw .malformedOutput("track \(position + 1) has \(track.count) samples in its fragments; \(spans[position].samples) were written")
-            }
-        }
-        // Media time 0 of each track is its first sample. Should the muxer
-        // have moved the first sample, the others tell where 0 is.
-        let firstDecodes = index.tracks.enumerated().map { position, track -> Int64? in
-            guard position < spans.count, let last = spans[position].lastDecode, let fileFirst = track.decodeTimes.first,
-                  let fileLast = track.decodeTimes.last else { return nil }
-            return last - (fileLast - fileFirst)
-        }
-        let movieScale = try chooseMovieTimescale(index.movie)
-        let plan = editPlan(movie: index.movie, movieScale: movieScale, sessions: relativeSessions(),
-                            origin: timeline.origin.map { _ in .zero }, firstDecodes: firstDecodes)
-        let movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
-                                                       patches: trackPatches(movie: index.movie, edits: plan?.edits))
-        if index.fragmentCount == 0 {
-            // Nothing was recorded: a regular movie that plays nothing.
-            try MovieDefragmenter(file: file).replaceInPlace(index, movie: movie)
-        } else {
-            _ = try MovieDefragmenter(file: file).convert(index, movie: movie)
-        }
-    }
-}
-
-/// Inputs whose tracks are alternates of each other, such as two
-/// microphones recorded side by side: players play one, the default.
-public final class AssetWriterInputGroup: Sendable {
-    public let inputs: [AssetWriterInput]
-    /// The input whose track is enabled; the others are disabled.
-    public let defaultInput: AssetWriterInput?
-
-    public init(inputs: [AssetWriterInput], defaultInput: AssetWriterInput?) {
-        self.inputs = inputs
-        self.defaultInput = defaultInput
-    }
 }

@@ -1,0 +1,178 @@
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the inputs' samples go: placed on the file's timeline (sessions,
+/// edit lists or trimming), then written, held back until the header can
+/// be written, or interleaved by the muxer.
+extension AssetWriter {
+    // MARK: Called by inputs
+
+    /// Where a sample at source time `time` goes: its media time (counted
+    /// from the first session's start) with edit lists, or its file time
+    /// otherwise; nil when it is to be left out. Throws when samples cannot
+    /// be appended now.
+    func placement(forSource time: MediaTime) throws(WriterError) -> (time: MediaTime, session: Int?)? {
+        try lock.withLock { () throws(WriterError) in
+            try checkAppendable()
+            guard time.isNumeric else { throw .invalidState("sample times must be numeric, not \(time)") }
+            let session = timeline.sessionIndex(forSource: time)
+            if becomesRegularMovie {
+                // Fragments: what is outside the sessions is left out; the
+                // rest keeps its time, so a pause leaves a gap for the edits.
+                guard let origin = timeline.origin, session != nil else { return nil }
+                let relative = shiftedByOffset(time - origin)
+                return relative.isNumeric ? (relative, session) : nil
+            }
+            if usesEditLists {
+                guard let origin = timeline.origin else { return nil }
+                let relative = time - origin
+                return relative.isNumeric ? (relative, session) : nil
+            }
+            return timeline.fileTime(forSource: time).map { (shiftedByOffset($0), session) }
+        }
+    }
+
+    /// For audio: the part of a buffer that falls in a session, and where
+    /// it goes; nil when none of it does.
+    func placement(forSource start: MediaTime, duration: MediaTime) throws(WriterError) -> (skip: MediaTime, time: MediaTime, keep: MediaTime)? {
+        try lock.withLock { () throws(WriterError) in
+            try checkAppendable()
+            guard start.isNumeric, duration.isNumeric else { throw .invalidState("sample times must be numeric, not \(start)") }
+            if becomesRegularMovie {
+                guard let origin = timeline.origin, let (skip, keep) = timeline.overlap(start: start, duration: duration) else { return nil }
+                return (skip, shiftedByOffset(start + skip - origin), keep)
+            }
+            if usesEditLists {
+                guard let origin = timeline.origin else { return nil }
+                return (.zero, start - origin, duration)
+            }
+            guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
+                  let time = timeline.fileTime(forSource: start + skip) else { return nil }
+            return (skip, shiftedByOffset(time), keep)
+        }
+    }
+
+    /// A file time moved later by the timeline offset. Exact where the two
+    /// share a 32-bit timescale; otherwise (nanosecond capture stamps and a
+    /// 1/48000 or 1/90000 startup delay) with the offset rounded to the
+    /// time's own timescale, far finer than any track's.
+    func shiftedByOffset(_ time: MediaTime) -> MediaTime {
+        let exact = time + timelineOffset
+        if exact.isNumeric || !time.isNumeric { return exact }
+        return time + timelineOffset.converted(toTimescale: time.timescale)
+    }
+
+    func checkAppendable() throws(WriterError) {
+        switch state {
+        case .writing:
+            if finishing { throw .invalidState("the writer is finishing; no more samples can be appended") }
+            if !timeline.hasStarted { throw .invalidState("start a session before appending samples") }
+        case .failed: throw failure ?? .invalidState("the writer has failed")
+        default: throw .invalidState("samples can only be appended while writing (status: \(state.rawValue))")
+        }
+    }
+
+    /// Hands one packet (timed in `timeBase`) to the muxer. A video
+    /// track's latest packet is held back until the next one comes, so that
+    /// at the end it can be made to last until the session's end.
+    func write(packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational, streamIndex: Int) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
+            let stream = format.pointee.streams[streamIndex]!
+            av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+            packet.pointee.stream_index = Int32(streamIndex)
+            payloadBytes += Int64(packet.pointee.size)
+            packetCount += 1
+            if let deferredHeader {
+                do throws(WriterError) { try deferredHeader.keep(packet) } catch { throw failLocked(error) }
+                return
+            }
+            try route(packet, into: format)
+        }
+    }
+
+    /// A packet on its way to the muxer: video waits for the next packet of
+    /// its track (see `write`); the rest goes straight in. Lock held.
+    ///
+    /// In fragments that become a regular movie every track's packets wait
+    /// so, and each is made to last until the next of its track: the
+    /// muxer starts a fragment's samples where the previous fragment's last
+    /// one ends, so a gap (a pause) must be in that duration to stay in the
+    /// file, where the edit lists expect it. (Sample tables state the same
+    /// durations: the steps between decode times.)
+    func route(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let streamIndex = Int(packet.pointee.stream_index)
+        guard spans[streamIndex].bridgesEveryGap || becomesRegularMovie else {
+            try mux(packet, into: format)
+            return
+        }
+        if heldPackets[streamIndex] == nil {
+            guard let fresh = av_packet_alloc() else { throw failLocked(.ffmpeg(FFmpegError(call: "av_packet_alloc", code: cffmpeg_averror(ENOMEM)))) }
+            heldPackets[streamIndex] = fresh
+        }
+        let held = heldPackets[streamIndex]!
+        if held.pointee.size > 0 || held.pointee.side_data_elems > 0 {
+            let ownDuration = held.pointee.duration
+            if becomesRegularMovie, held.pointee.dts != cffmpeg_AV_NOPTS_VALUE, packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE,
+               packet.pointee.dts > held.pointee.dts {
+                held.pointee.duration = packet.pointee.dts - held.pointee.dts
+            }
+            try mux(held, into: format, spanDuration: ownDuration)
+        }
+        av_packet_move_ref(held, packet)
+    }
+
+    /// Writes the video packets held back, each made to last until the end
+    /// of the last session where it would end sooner: a frame shows until
+    /// the next one, and the last until the recording stops, however long
+    /// a camera took before the frame it did not deliver in time.
+    func writeHeldPackets(into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let sessionEnd: MediaTime? = timeline.sessions.last.flatMap { last in
+            guard last.end != nil, let origin = timeline.origin else { return nil }
+            if becomesRegularMovie { return shiftedByOffset(last.end! - origin) }
+            if usesEditLists { return last.end! - origin }
+            return shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
+        }
+        for (index, held) in heldPackets.enumerated() {
+            guard let held, held.pointee.size > 0 else { continue }
+            let timeBase = format.pointee.streams[index]!.pointee.time_base
+            if spans[index].bridgesEveryGap, let sessionEnd, sessionEnd.isNumeric, held.pointee.pts != cffmpeg_AV_NOPTS_VALUE {
+                let end = av_rescale_q_rnd(sessionEnd.value, AVRational(num: 1, den: sessionEnd.timescale), timeBase,
+                                           AVRounding(AV_ROUND_DOWN.rawValue))
+                let shownUntil = max(spans[index].runs.last?.end ?? 0, held.pointee.pts + max(0, held.pointee.duration))
+                if end > shownUntil { held.pointee.duration = max(0, held.pointee.duration) + (end - shownUntil) }
+            }
+            try mux(held, into: format)
+        }
+    }
+
+    /// av_interleaved_write_frame, with the track's span recorded (over
+    /// `spanDuration` when given: the packet's own, before it was made to
+    /// reach the next). Called with the lock held; a failure fails the writer.
+    func mux(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>,
+                     spanDuration: Int64? = nil) throws(WriterError) {
+        let streamIndex = Int(packet.pointee.stream_index)
+        var span = spans[streamIndex]
+        let dts = packet.pointee.dts == cffmpeg_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+        let isFirst = span.firstDecode == nil
+        if isFirst { span.firstDecode = dts }
+        span.cover(packet.pointee.pts, packet.pointee.pts + max(0, spanDuration ?? packet.pointee.duration))
+        span.packets += 1
+        if packet.pointee.size > 0 { span.tally(decode: dts, presentation: packet.pointee.pts, keyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0) }
+        spans[streamIndex] = span
+        if isFirst { try updateSessionLog { $0.firstDecodeTimes[streamIndex] = dts } }
+        let status = av_interleaved_write_frame(format, packet)
+        if status < 0 {
+            throw failLocked(ioFailure(FFmpegError(call: "av_interleaved_write_frame(\(fileType.muxerName))", code: status)))
+        }
+    }
+
+    /// Puts the writer into the failed state, the lock being held.
+    func failLocked(_ error: WriterError) -> WriterError {
+        state = .failed
+        failure = error
+        return error
+    }
+}
