@@ -68,6 +68,8 @@ import Testing
             var conditioner = InBandParameterSets(codec: codec)
             let start = MonotonicClock.nowNanoseconds()
             for (number, unit) in units.enumerated() {
+                // Frames come when a live camera's would, at 30 fps.
+                if stop.wait(untilNanoseconds: start + Int64(number) * 33_333_333) { return .stopped }
                 var buffers = [unit]
                 if separateParameterSets {
                     let summary = unit.withUnsafeBytes { AccessUnit($0, codec: codec) }

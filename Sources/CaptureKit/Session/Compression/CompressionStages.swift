@@ -1,11 +1,11 @@
-import Synchronization
-
 /// The compression stages of one input: one `VideoCompressionStage` per
 /// distinct setting that a sink asked for, made on the first request and
 /// ended when its last sink leaves, so that two recordings of the same
 /// camera with the same settings encode it once.
 final class CompressionStages: Sendable {
-    private let stages = Mutex<[VideoOutputSettings: VideoCompressionStage]>([:])
+    // A pthread mutex (`Locked`) rather than Synchronization's Mutex: the
+    // thread sanitizer sees its ordering, which it does not see in Mutex's.
+    private let stages = Locked<[VideoOutputSettings: VideoCompressionStage]>([:])
 
     /// The stage encoding with `settings` (made now if none does), with
     /// `sink` added to it. Throws what the encoder refuses.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What takes the compressed frames of a compression stage: a recording
 /// (and later a network publisher or a pre-roll ring). Called on the
 /// stage's thread; each call must return at once (queue, never wait).
@@ -28,8 +26,8 @@ final class VideoCompressionStage: @unchecked Sendable {
     let codecName: String
     private let compressor: VideoCompressor
     private let queue: BoundedQueue<VideoSampleBuffer>
-    private let state = Mutex(State())
-    private let thread = Mutex<CaptureThread?>(nil)
+    private let state = Locked(State())
+    private let thread = Locked<CaptureThread?>(nil)
 
     private struct Member {
         let sink: any CompressedVideoSink
@@ -55,10 +53,17 @@ final class VideoCompressionStage: @unchecked Sendable {
         self.settings = settings
         compressor = try VideoCompressor(settings: settings, decodingConfiguration: decodingConfiguration)
         codecName = compressor.codecName
-        queue = BoundedQueue(capacity: queueCapacity)
+        queue = BoundedQueue(capacity: min(queueCapacity, Self.maximumBacklog))
         let started = CaptureThread(name: "encoder") { [self] in run() }
         thread.withLock { $0 = started }
     }
+
+    /// How many frames the encoder may fall behind capture by before new
+    /// ones are dropped (about a second at 30 fps). Raw frames are large,
+    /// and an encoder that cannot keep up (a slow machine, too slow a
+    /// preset) would otherwise pile them up in memory and put everything
+    /// recorded after them ever further behind.
+    static let maximumBacklog = 32
 
     /// Frames dropped before they were encoded (queue full, or refused by
     /// the encoder), since the stage began: a sink counts those after it joined.

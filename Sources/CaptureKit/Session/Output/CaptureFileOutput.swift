@@ -40,7 +40,9 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Replace files that exist at an output path instead of failing.
     public var overwritesExistingFiles = false
     /// Sees each sample on the writing thread before it is written; calling
-    /// `startRecording(to:)` from it switches files exactly before that sample.
+    /// `startRecording(to:)` from it switches files exactly before that sample
+    /// (with video from a shared encoder, at the keyframe it makes next).
+    /// Video that a shared encoder compresses reaches it compressed.
     public var sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     /// How many samples may wait for the writing thread before new ones are dropped.
     public var queueCapacity = 240

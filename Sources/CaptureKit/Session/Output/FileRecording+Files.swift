@@ -115,7 +115,7 @@ extension FileRecording {
                                      : "the writer could use none of its \(file.videoSamplesTaken) frames"
             error = .nothingWritten(path: file.path, reason: reason)
         }
-        if case .nothingWritten? = error, access(file.path, F_OK) != 0 {
+        if case .nothingWritten? = error, !Posix.isAccessible(file.path) {
             // The writer removed a file with nothing decodable in it.
             file.videoFrames = 0
             file.audioSamples = 0

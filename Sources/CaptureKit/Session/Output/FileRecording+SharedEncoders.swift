@@ -8,7 +8,7 @@ extension FileRecording {
     func joinSharedEncoders(_ allInputs: [CaptureInput]) throws(RecordingError) {
         let encoders = RecordingEncoders(deliver: { [weak self] index, sample in self?.captureEncoded(sample, input: index) },
                                          failed: { [weak self] error in self?.encoderFailed(error) })
-        self.encoders = encoders
+        lock.withLock { sharedEncoders = encoders }
         for (index, input) in allInputs.enumerated() {
             guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else { continue }
             do throws(WriterError) {

@@ -140,10 +140,12 @@ final class FileRecording: @unchecked Sendable {
     var sessionStopped = false
     var latestSourceTime: MediaTime?
     var immediateSwitch: String??
-    /// The shared encoders the video comes from, and the codec each shared
-    /// input's frames arrive in (by input position); set in `begin(inputs:)`
-    /// before any other thread reaches the recording.
-    var encoders: RecordingEncoders?
+    /// The shared encoders the video comes from (set in `begin(inputs:)`;
+    /// requests read it from other threads), and the codec each shared
+    /// input's frames arrive in, by input position (set in `begin(inputs:)`
+    /// before capture threads reach the recording).
+    var encoders: RecordingEncoders? { lock.withLock { sharedEncoders } }
+    var sharedEncoders: RecordingEncoders?
     var sharedVideo: [Int: String] = [:]
 
     enum Command {
@@ -183,6 +185,8 @@ final class FileRecording: @unchecked Sendable {
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
         }
+        // The queue first: a shared encoder delivers into it as soon as it is joined.
+        queue = BoundedQueue(capacity: queueCapacity)
         let file: RecordingFileWriter
         do throws(RecordingError) {
             try joinSharedEncoders(allInputs)
@@ -194,7 +198,6 @@ final class FileRecording: @unchecked Sendable {
         lock.withLock { currentPath = file.path }
         settleKeyframeRules(file)
         current = file
-        queue = BoundedQueue(capacity: queueCapacity)
         thread = CaptureThread(name: "writer") { [self] in
             lock.withLock { writingThreadID = pthread_self() }
             writingLoop()
@@ -396,7 +399,12 @@ final class FileRecording: @unchecked Sendable {
         sampleHandler?(sample, input)
         if let request = immediateSwitch {
             immediateSwitch = nil
-            apply(.switchFile(request), at: time)
+            if sharedVideo.isEmpty || keyframe {
+                apply(.switchFile(request), at: time)
+            } else {
+                // A shared encoder's next file begins at the keyframe it makes for the switch.
+                lock.withLock { commands.append(.switchFile(request)) }
+            }
         }
         if ended { return }
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The shared encoders one recording takes its video from: for each video
 /// input whose settings can be shared, the input's compression stage for
 /// those settings. It asks the stage for a keyframe where the recording
@@ -21,10 +19,10 @@ final class RecordingEncoders: CompressedVideoSink {
         var keyframeAt: MediaTime?
     }
 
-    private let joined = Mutex<[Joined]>([])
+    private let joined = Locked<[Joined]>([])
     /// What the stages left had dropped for this recording.
-    private let countsOfStagesLeft = Mutex((dropped: 0, beforeKeyframe: 0))
-    private let requests = Mutex(Requests())
+    private let countsOfStagesLeft = Locked((dropped: 0, beforeKeyframe: 0))
+    private let requests = Locked(Requests())
     private let deliver: @Sendable (Int, VideoSampleBuffer) -> Void
     private let failed: @Sendable (WriterError) -> Void
 
