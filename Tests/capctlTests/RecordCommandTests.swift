@@ -99,6 +99,15 @@ func packetTimes(_ path: String, stream: String = "v:0") throws -> [Double] {
     return result.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
 }
 
+/// The times at which a stream's decoded frames are shown, in seconds, in
+/// order: edit lists applied, and packets a reader decodes only to reach
+/// an edit's first frame (flagged discard) left out.
+func shownFrameTimes(_ path: String, stream: String = "v:0") throws -> [Double] {
+    let result = try runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "frame=best_effort_timestamp_time",
+                                         "-of", "default=noprint_wrappers=1:nokey=1", path])
+    return result.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+}
+
 /// Makes a clip of ffmpeg's testsrc2 pattern (320x240 at 30 fps); `arguments` give its length, codec and file.
 func testPatternClip(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
     try runTool("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30"] + arguments)

@@ -27,10 +27,17 @@ extension FileRecording {
         queue?.put((index, .video(sample)))
     }
 
-    /// A shared encoder stopped working: the recording ends with the error.
+    /// A shared encoder stopped working: its video has ended, as an input
+    /// that failed would, and the recording ends with the error once what
+    /// came before is written.
     func encoderFailed(_ error: WriterError) {
-        let path = lock.withLock { currentPath } ?? files.path(number: 1)
-        lock.withLock { commands.append(.stop(.error, .writeFailed(path: path, reason: error.description))) }
+        lock.withLock {
+            let failure = RecordingError.writeFailed(path: currentPath ?? files.path(number: 1), reason: error.description)
+            endedInputsPending.formUnion(sharedVideo.keys)
+            inputEndReason = .error
+            inputEndError = failure
+            commands.append(.stopWhenDrained(.error, failure))
+        }
         queue?.wake()
     }
 
@@ -40,7 +47,8 @@ extension FileRecording {
     /// second of it), so that samples are handled in time order and a cut
     /// at a frame splits the audio exactly there.
     func handle(_ sample: SampleBuffer, from index: Int) {
-        guard !sharedVideo.isEmpty else { return process(sample, from: index) }
+        // Once the shared video has ended, nothing comes to pass the audio.
+        guard sharedVideo.keys.contains(where: { !endedInputs.contains($0) }) else { return process(sample, from: index) }
         switch sample {
         case .audio:
             heldAudio.append((index, sample))
