@@ -31,39 +31,39 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var languageCode: String?
 
     weak var writer: AssetWriter?
-    private let lock = WriterLock()
+    let lock = WriterLock()
     /// Guards `decoder`; taken before `lock`, never inside it.
-    private let decodeLock = WriterLock()
+    let decodeLock = WriterLock()
     /// Decodes compressed frames appended to an input that encodes (see `setUpDecoding`).
-    private var decoder: CompressedFrameDecoder?
-    private var streamIndex = -1
+    var decoder: CompressedFrameDecoder?
+    var streamIndex = -1
     /// Whether compressed samples with an owner go to the muxer without a
     /// copy: only in a file with this one track (see `appendCompressed`).
-    private var lendsPacketMemory = false
-    private var videoEncoder: VideoEncoder?
-    private var audioEncoder: AudioEncoder?
-    private var timeBase = AVRational(num: 1, den: 90000)
-    private var finished = false
-    private var packet: UnsafeMutablePointer<AVPacket>?
+    var lendsPacketMemory = false
+    var videoEncoder: VideoEncoder?
+    var audioEncoder: AudioEncoder?
+    var timeBase = AVRational(num: 1, den: 90000)
+    var finished = false
+    var packet: UnsafeMutablePointer<AVPacket>?
     // Video bookkeeping, in `timeBase` ticks.
-    private var lastTime: Int64?
-    private var lastDecodeTime: Int64?
-    private var lastKeyframeTime: Int64?
-    private var keyframeIntervalTicks: Int64?
-    private var pendingDurations: [Int64: Int64] = [:]
-    private var explicitDuration: Set<Int64> = []
-    private var expectedFrameTicks: Int64?
+    var lastTime: Int64?
+    var lastDecodeTime: Int64?
+    var lastKeyframeTime: Int64?
+    var keyframeIntervalTicks: Int64?
+    var pendingDurations: [Int64: Int64] = [:]
+    var explicitDuration: Set<Int64> = []
+    var expectedFrameTicks: Int64?
     /// A passthrough stream that lost samples waits for a keyframe.
-    private var needsKeyframe = true
+    var needsKeyframe = true
     /// The session the last sample fell in.
-    private var lastSession: Int?
-    private var lastSessionSeen: Int?
-    private var lastPassthroughTime: Int64?
-    private var shortestStep: Int64?
-    private var lastInterval: Int64?
-    private var lastSentDecodeTime: Int64?
-    private var videoSettings: VideoOutputSettings?
-    private var globalHeader = false
+    var lastSession: Int?
+    var lastSessionSeen: Int?
+    var lastPassthroughTime: Int64?
+    var shortestStep: Int64?
+    var lastInterval: Int64?
+    var lastSentDecodeTime: Int64?
+    var videoSettings: VideoOutputSettings?
+    var globalHeader = false
 
     public init(outputSettings: OutputSettings) {
         self.outputSettings = outputSettings
@@ -80,18 +80,18 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     /// The encoder in use ("libx264", "aac" …), nil for passthrough or before writing starts.
     public var encoderName: String? { lock.withLock { encoderInUse } }
-    private var encoderInUse: String?
+    var encoderInUse: String?
 
     /// Video frames put into the file so far: handed to the encoder, or to
     /// the muxer as they are. What a recording reports as its frames.
     public var writtenFrameCount: Int { lock.withLock { framesWritten } }
-    private var framesWritten = 0
+    var framesWritten = 0
 
     /// Compressed frames left out because decoding cannot start at them:
     /// those before a stream's first keyframe (a camera joined mid-GOP), or
     /// before the next one after frames were left out.
     public var framesSkippedBeforeKeyframe: Int { lock.withLock { skippedBeforeKeyframe } }
-    private var skippedBeforeKeyframe = 0
+    var skippedBeforeKeyframe = 0
 
     /// How long before its input's time the encoder's first packet starts:
     /// audio priming, or the decode delay of reordered video frames.
@@ -184,13 +184,13 @@ public final class AssetWriterInput: @unchecked Sendable {
         }
     }
 
-    private func copyParameters(from context: UnsafeMutablePointer<AVCodecContext>, to stream: UnsafeMutablePointer<AVStream>) throws(WriterError) {
+    func copyParameters(from context: UnsafeMutablePointer<AVCodecContext>, to stream: UnsafeMutablePointer<AVStream>) throws(WriterError) {
         let status = avcodec_parameters_from_context(stream.pointee.codecpar, context)
         if status < 0 { throw .ffmpeg(FFmpegError(call: "avcodec_parameters_from_context", code: status)) }
     }
 
     /// A time in this input's time base, or nil when it does not fit.
-    private func ticks(_ time: MediaTime) -> Int64? {
+    func ticks(_ time: MediaTime) -> Int64? {
         guard time.isNumeric else { return nil }
         let converted = time.converted(toTimescale: timeBase.den)
         return converted.isNumeric ? converted.value : nil
@@ -215,7 +215,7 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     /// Appends the picture of an AVFrame (a pixel buffer's, or a decoder's),
     /// its planes and strides read in place.
-    private func appendFrame(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
+    func appendFrame(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
         try PixelPlanes.with(frame) { planes, strides throws(WriterError) in
             try appendVideo(planes: planes, strides: strides, format: AVPixelFormat(frame.pointee.format),
                             width: frame.pointee.width, height: frame.pointee.height, presentationTime: presentationTime, duration: duration)
@@ -270,7 +270,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         return false
     }
 
-    private func appendVideo(planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>, format: AVPixelFormat,
+    func appendVideo(planes: UnsafePointer<UnsafePointer<UInt8>?>, strides: UnsafePointer<Int32>, format: AVPixelFormat,
                              width: Int32, height: Int32, presentationTime: MediaTime, duration: MediaTime?) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             guard let writer else { throw .invalidState("the input has not been added to a writer") }
@@ -333,7 +333,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// session begins with a keyframe and the same decode delay as the
     /// first. (Readers that apply edit lists, libavformat among them, time
     /// an edit's first frame by its decode time plus that delay.)
-    private func restartEncoder(_ old: VideoEncoder) throws(WriterError) -> VideoEncoder {
+    func restartEncoder(_ old: VideoEncoder) throws(WriterError) -> VideoEncoder {
         guard let settings = videoSettings else { return old }
         do {
             try old.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
@@ -352,14 +352,14 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
 
     /// Settings errors concern one sample; anything else fails the writer.
-    private func failIfWriterError(_ error: WriterError) -> WriterError {
+    func failIfWriterError(_ error: WriterError) -> WriterError {
         if case .invalidSettings = error { return error }
         if case .invalidState = error { return error }
         if case .damagedSample = error { return error }
         return writer?.fail(error) ?? error
     }
 
-    private func sendEncoded(_ packet: UnsafeMutablePointer<AVPacket>) throws(WriterError) {
+    func sendEncoded(_ packet: UnsafeMutablePointer<AVPacket>) throws(WriterError) {
         if mediaType == .video {
             let pts = packet.pointee.pts
             if let duration = pendingDurations.removeValue(forKey: pts) {
@@ -431,139 +431,6 @@ public final class AssetWriterInput: @unchecked Sendable {
                 throw failIfWriterError(error)
             }
         }
-    }
-
-    // MARK: Appending compressed samples
-
-    /// Whether this passthrough input's codec configuration (H.264/HEVC
-    /// parameter sets) is not known up front but comes in band with the first
-    /// keyframe, as cameras deliver it: the container's header must wait for it.
-    var needsConfigurationFromFirstFrame: Bool {
-        guard case .passthrough(let format) = outputSettings, format.extradata.isEmpty else { return false }
-        return ["h264", "hevc"].contains(format.codecName)
-    }
-
-    /// Appends one compressed sample as it is (passthrough inputs). Decode
-    /// times must increase. After samples were left out (outside a session),
-    /// a stream that is not intra-only resumes at its next keyframe.
-    public func append(_ sample: CompressedSample) throws(WriterError) {
-        let failure: WriterError? = sample.data.withUnsafeBytes { bytes in
-            do throws(WriterError) {
-                try appendCompressed(bytes, presentationTime: sample.presentationTime, decodeTime: sample.decodeTime,
-                                     duration: sample.duration, isKeyframe: sample.isKeyframe)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw failure }
-    }
-
-    /// Appends one compressed sample from memory the caller owns (such as a
-    /// mapped capture buffer): `append(_:)` without the intermediate array.
-    ///
-    /// The bytes are copied into the packet, unless `owner` is given and the
-    /// file has this one track: then the packet refers to `bytes` and keeps
-    /// `owner` alive until the muxer lets go of it. With one track nothing
-    /// waits to be interleaved, and the muxers write or copy the bytes before
-    /// this returns. With several tracks the muxer may hold packets back to
-    /// interleave them, and a capture buffer held there would be missing from
-    /// the driver's queue.
-    public func appendCompressed(_ bytes: UnsafeRawBufferPointer, keeping owner: AnyObject? = nil, presentationTime: MediaTime,
-                                 decodeTime: MediaTime? = nil, duration: MediaTime? = nil, isKeyframe: Bool) throws(WriterError) {
-        let sample = (presentationTime: presentationTime, decodeTime: decodeTime, duration: duration, isKeyframe: isKeyframe)
-        try lock.withLock { () throws(WriterError) in
-            guard let writer else { throw .invalidState("the input has not been added to a writer") }
-            guard !finished else { throw .invalidState("the input is marked as finished") }
-            guard case .passthrough(let format) = outputSettings, let packet else {
-                throw .invalidState("compressed samples need an input with passthrough settings")
-            }
-            guard bytes.count > 0, let source = bytes.baseAddress else { throw .invalidSettings("a compressed sample cannot be empty") }
-            guard let (placed, _) = try writer.placement(forSource: sample.presentationTime) else {
-                needsKeyframe = !format.isIntraOnly
-                return
-            }
-            if needsKeyframe {
-                guard sample.isKeyframe, try configureFromKeyframe(bytes, format: format, writer: writer) else {
-                    skippedBeforeKeyframe += 1
-                    return
-                }
-                needsKeyframe = false
-            }
-            guard let pts = ticks(placed) else { throw .invalidState("presentation time \(sample.presentationTime) does not fit the track's time scale") }
-            var dts = pts
-            if let decodeTime = sample.decodeTime {
-                let offset = sample.presentationTime - decodeTime
-                guard offset.isNumeric, let offsetTicks = ticks(offset) else { throw .invalidState("decode time \(decodeTime) is not usable") }
-                dts = pts - offsetTicks
-            }
-            if let lastDecodeTime, dts <= lastDecodeTime {
-                throw .invalidState("decode times must increase: \(sample.presentationTime.seconds) s does not come after the previous sample")
-            }
-            lastDecodeTime = dts
-            let size = Int32(bytes.count)
-            if let owner, lendsPacketMemory {
-                guard let buffer = Self.packetBuffer(lending: source, count: size, keeping: owner) else {
-                    throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_buffer_create", code: cffmpeg_averror(ENOMEM))))
-                }
-                packet.pointee.buf = buffer
-                packet.pointee.data = buffer.pointee.data
-                packet.pointee.size = size
-            } else {
-                let allocated = av_new_packet(packet, size)
-                guard allocated >= 0 else { throw failIfWriterError(.ffmpeg(FFmpegError(call: "av_new_packet", code: allocated))) }
-                packet.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: Int(size))
-            }
-            packet.pointee.pts = pts
-            packet.pointee.dts = dts
-            // Without a duration, a sample lasts the shortest step between
-            // presentation times seen so far (samples come in decode order).
-            if let lastPresentation = lastPassthroughTime, pts != lastPresentation {
-                let step = abs(pts - lastPresentation)
-                shortestStep = min(shortestStep ?? step, step)
-            }
-            lastPassthroughTime = pts
-            packet.pointee.duration = sample.duration.flatMap(ticks) ?? shortestStep ?? 0
-            packet.pointee.flags = sample.isKeyframe ? AV_PKT_FLAG_KEY : 0
-            defer { av_packet_unref(packet) }
-            do throws(WriterError) {
-                try writer.write(packet: packet, timeBase: timeBase, streamIndex: streamIndex)
-            } catch {
-                throw failIfWriterError(error)
-            }
-            if mediaType == .video { framesWritten += 1 }
-        }
-    }
-
-    /// For a track whose header waits for its parameter sets: takes them
-    /// from `keyframe` (in band, Annex B) and hands them to the writer.
-    /// False when the keyframe does not carry them (decoding cannot start there).
-    private func configureFromKeyframe(_ keyframe: UnsafeRawBufferPointer, format: CompressedFormat, writer: AssetWriter) throws(WriterError) -> Bool {
-        guard needsConfigurationFromFirstFrame, writer.awaitsConfiguration(streamIndex: streamIndex) else { return true }
-        guard let codec = AccessUnit.Codec(codecName: format.codecName) else { return true }
-        let unit = AccessUnit(keyframe, codec: codec)
-        guard unit.hasParameterSets else { return false }
-        var configuration: [UInt8] = []
-        for range in unit.parameterSetRanges { configuration.append(contentsOf: keyframe[range]) }
-        do throws(WriterError) {
-            try writer.supplyConfiguration(configuration, streamIndex: streamIndex)
-        } catch {
-            throw failIfWriterError(error)
-        }
-        return true
-    }
-
-    /// A read-only AVBufferRef over `count` bytes at `source` that holds a
-    /// reference to `owner` and drops it when libavformat frees the buffer.
-    private static func packetBuffer(lending source: UnsafeRawPointer, count: Int32,
-                                     keeping owner: AnyObject) -> UnsafeMutablePointer<AVBufferRef>? {
-        let kept = Unmanaged.passRetained(owner)
-        let buffer = av_buffer_create(UnsafeMutablePointer(mutating: source.assumingMemoryBound(to: UInt8.self)), Int(count), { opaque, _ in
-            guard let opaque else { return }
-            Unmanaged<AnyObject>.fromOpaque(opaque).release()
-        }, kept.toOpaque(), Int32(AV_BUFFER_FLAG_READONLY))
-        if buffer == nil { kept.release() }
-        return buffer
     }
 
     // MARK: Finishing

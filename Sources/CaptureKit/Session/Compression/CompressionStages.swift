@@ -6,6 +6,9 @@ final class CompressionStages: Sendable {
     // A pthread mutex (`Locked`) rather than Synchronization's Mutex: the
     // thread sanitizer sees its ordering, which it does not see in Mutex's.
     private let stages = Locked<[VideoOutputSettings: VideoCompressionStage]>([:])
+    /// The same stages as a list, kept beside the dictionary so that each
+    /// frame takes a copy of it (a reference) rather than building one.
+    private let running = Locked<[VideoCompressionStage]>([])
 
     /// The stage encoding with `settings` (made now if none does), with
     /// `sink` added to it. Throws what the encoder refuses.
@@ -15,6 +18,7 @@ final class CompressionStages: Sendable {
             if let existing = stages[settings] { return existing }
             let made = try VideoCompressionStage(settings: settings, decodingConfiguration: decodingConfiguration, queueCapacity: queueCapacity)
             stages[settings] = made
+            running.withLock { $0 = Array(stages.values) }
             return made
         }
         stage.add(sink, keyframeInterval: keyframeInterval)
@@ -26,6 +30,7 @@ final class CompressionStages: Sendable {
         let ended = stages.withLock { stages -> Bool in
             guard stage.remove(sink), stages[stage.settings] === stage else { return false }
             stages[stage.settings] = nil
+            running.withLock { $0 = Array(stages.values) }
             return true
         }
         if ended { stage.finish() }
@@ -37,15 +42,17 @@ final class CompressionStages: Sendable {
     /// From the input's capture thread: a frame for every stage.
     func capture(_ sample: SampleBuffer) {
         guard case .video(let video) = sample else { return }
-        let running = stages.withLock { $0.isEmpty ? [] : Array($0.values) }
-        for stage in running { stage.capture(video) }
+        for stage in running.withLock({ $0 }) { stage.capture(video) }
     }
 
     /// The input ended or stopped: each stage encodes what it has, hands
     /// out its last frames, and ends; the next sink gets a fresh one.
     func finish() {
         let ended = stages.withLock { stages in
-            defer { stages = [:] }
+            defer {
+                stages = [:]
+                running.withLock { $0 = [] }
+            }
             return Array(stages.values)
         }
         for stage in ended { stage.finish() }

@@ -37,7 +37,11 @@ final class VideoCompressionStage: @unchecked Sendable {
     }
 
     private struct State {
-        var members: [Member] = []
+        var members: [Member] = [] {
+            didSet { shortestInterval = members.compactMap(\.keyframeInterval).filter { $0.isNumeric && $0 > .zero }.min()?.nanoseconds }
+        }
+        /// The shortest keyframe interval a member asks for (kept as members come and go).
+        var shortestInterval: MediaTime?
         var lastKeyframe: MediaTime?
         /// Pictures the encoder could not take (out of order, damaged).
         var refused = 0
@@ -127,21 +131,20 @@ final class VideoCompressionStage: @unchecked Sendable {
     /// sink that just joined, one a sink asks for, or one a keyframe
     /// interval calls for.
     private func keyframeDecision(_ time: MediaTime) -> Bool {
-        let (members, joined, lastKeyframe) = state.withLock { state in
+        let (members, joined, lastKeyframe, interval) = state.withLock { state in
             var joined = false
             for index in state.members.indices where state.members[index].start == nil {
                 state.members[index].start = time
                 joined = true
             }
-            return (state.members, joined, state.lastKeyframe)
+            return (state.members, joined, state.lastKeyframe, state.shortestInterval)
         }
         // Every sink is asked, so that a request this keyframe answers is used up.
         var wanted = joined || members.isEmpty
         for member in members where member.sink.compressionStage(self, wantsKeyframeAt: time) { wanted = true }
         if wanted { return true }
         guard let lastKeyframe else { return true }
-        let interval = members.compactMap(\.keyframeInterval).filter { $0.isNumeric && $0 > .zero }.min()
-        if let interval, time - lastKeyframe >= interval.nanoseconds { return true }
+        if let interval, time - lastKeyframe >= interval { return true }
         return false
     }
 

@@ -39,7 +39,7 @@ struct RecordingFileFactory {
               case .video(let video) = try settings.outputSettings(forVideo: format, fileType: fileType),
               VideoCompressor.canShare(video) else { return nil }
         let fragments = settings.fragmentInterval
-        return (video, fragments.isNumeric && fragments > .zero && fileType.supportsFragments ? fragments : nil)
+        return (video, AssetWriter.writesFragments(every: fragments, in: fileType) ? fragments : nil)
     }
 
     /// Creates file `number` (or the given path) for `inputs` and starts its
