@@ -36,6 +36,9 @@ static const int cffmpeg_AVERROR_ENCODER_NOT_FOUND = AVERROR_ENCODER_NOT_FOUND;
 static const int cffmpeg_AVERROR_DECODER_NOT_FOUND = AVERROR_DECODER_NOT_FOUND;
 static const int cffmpeg_AVERROR_STREAM_NOT_FOUND = AVERROR_STREAM_NOT_FOUND;
 static const int cffmpeg_AVERROR_PATCHWELCOME = AVERROR_PATCHWELCOME;
+// What a network call returns when the interrupt callback ends it (a
+// stream's deadline passed, or it was stopped).
+static const int cffmpeg_AVERROR_EXIT = AVERROR_EXIT;
 
 // AVERROR(e) negates errno values on Linux; a function form for Swift, used
 // by the custom I/O callbacks to report a failed write or seek.

@@ -73,7 +73,7 @@ extension CommandFailure {
         switch error {
         case .outputExists, .directoryMissing, .notWritable, .cannotCreate: self.init(error.description, status: .cannotCreate)
         case .io: self.init(error.description, status: .ioError)
-        case .encoderNotFound, .unsupportedFileType: self.init(error.description, status: .unavailable)
+        case .encoderNotFound, .unsupportedFileType, .stream: self.init(error.description, status: .unavailable)
         case .codecNotAllowed, .invalidSettings: self.init(error.description, status: .usage)
         case .invalidState, .malformedOutput: self.init(error.description, status: .software)
         case .damagedSample, .noDecodableStart: self.init(error.description, status: .dataError)

@@ -122,20 +122,28 @@ extension Capctl {
         @Flag(name: .long, help: "Same as --progress json.")
         var json = false
 
-        @Argument(help: ArgumentHelp("The file to write, or with segments a template such as 'rec-%3n.mp4'.", valueName: "out"))
-        var out: String
+        @OptionGroup(title: "Streaming") var streaming: StreamingOptions
+
+        @Argument(help: ArgumentHelp("The file to write, or with segments a template such as 'rec-%3n.mp4' (optional with --stream).", valueName: "out"))
+        var out: String?
 
         func validate() throws {
-            if segmentDuration != nil || segmentSize != nil {
-                guard (try? FileNameTemplate(out))?.namesEachFile == true else {
-                    throw ValidationError("with --segment-duration or --segment-size, OUT must name each file: add %n (the file number), such as 'rec-%3n.mp4'")
+            try capture.validate()
+            try encoding.validate()
+            try streaming.validate()
+            if !streaming.stream.isEmpty && capture.noRealtime {
+                throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
+            }
+            if let out {
+                try validateFile(out)
+            } else {
+                guard !streaming.stream.isEmpty else {
+                    throw ValidationError("give OUT, the file to record to, or --stream URL (or both)")
                 }
-            }
-            if let template = try? FileNameTemplate(out), template.hasCounter, FileType(path: out) == nil {
-                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
-            }
-            if FileType(path: out) == nil {
-                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+                let fileOnly = [(maxSize != nil, "--max-size"), (segmentDuration != nil, "--segment-duration"), (segmentSize != nil, "--segment-size"),
+                                (overwrite, "--overwrite"), (!metadata.isEmpty, "--metadata"), (encoding.fragmentInterval != nil, "--fragment-interval"),
+                                (encoding.noFragments, "--no-fragments"), (encoding.faststart, "--faststart"), (encoding.fragmentsOnly, "--fragments-only")]
+                if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
             }
             if let sampleRate, !(8000...384_000).contains(sampleRate) {
                 throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
@@ -155,8 +163,21 @@ extension Capctl {
             if audioAlternates && audio.count < 2 {
                 throw ValidationError("--audio-alternates needs two or more --audio devices")
             }
-            try capture.validate()
-            try encoding.validate()
+        }
+
+        /// Checks that concern OUT: a template for segments, a container it names.
+        private func validateFile(_ out: String) throws {
+            if segmentDuration != nil || segmentSize != nil {
+                guard (try? FileNameTemplate(out))?.namesEachFile == true else {
+                    throw ValidationError("with --segment-duration or --segment-size, OUT must name each file: add %n (the file number), such as 'rec-%3n.mp4'")
+                }
+            }
+            if let template = try? FileNameTemplate(out), template.hasCounter, FileType(path: out) == nil {
+                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+            }
+            if FileType(path: out) == nil {
+                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+            }
         }
 
         func run() throws {
@@ -221,6 +242,12 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Encoder speed preset (ultrafast … veryslow for h264/hevc).", valueName: "name"))
     var preset: String?
 
+    @Option(name: .long, help: ArgumentHelp("Cap the video bit rate at this, such as 4M (for links of constant rate).", valueName: "rate"))
+    var maxrate: ByteCountArgument?
+
+    @Option(name: .long, help: ArgumentHelp("The rate cap's buffer in bits, such as 8M (default: two seconds at --maxrate).", valueName: "size"))
+    var bufsize: ByteCountArgument?
+
     @Option(name: .long, help: ArgumentHelp("At most this long between keyframes.", valueName: "time"))
     var keyframeInterval: DurationArgument?
 
@@ -261,8 +288,14 @@ struct EncodingOptions: ParsableArguments {
         if let threads, !(0...64).contains(threads) {
             throw ValidationError("--threads \(threads) is out of range; use 0 (automatic) to 64")
         }
-        if videoCodec == "copy" && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil) {
-            throw ValidationError("--video-codec copy writes frames as they come; --crf, --bitrate, --preset and --keyframe-interval need an encoder")
+        if videoCodec == "copy" && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil || maxrate != nil) {
+            throw ValidationError("--video-codec copy writes frames as they come; --crf, --bitrate, --maxrate, --preset and --keyframe-interval need an encoder")
+        }
+        if bufsize != nil && maxrate == nil {
+            throw ValidationError("--bufsize is the buffer of a rate cap; give --maxrate too")
+        }
+        if let maxrate, maxrate.bytes < 10_000 {
+            throw ValidationError("--maxrate \(maxrate) is too low for video; use at least 10K, such as 4M")
         }
         if fragmentInterval != nil && (noFragments || faststart) {
             throw ValidationError("--fragment-interval and --no-fragments/--faststart contradict each other; give one")
@@ -281,6 +314,8 @@ struct EncodingOptions: ParsableArguments {
         settings.quality = crf
         settings.videoBitRate = bitrate.map { Int($0.bytes) }
         settings.encoderPreset = preset
+        settings.maxBitRate = maxrate.map { Int($0.bytes) }
+        settings.rateBufferSize = bufsize.map { Int($0.bytes) }
         settings.keyframeInterval = keyframeInterval?.time
         if let threads { settings.videoEncoderOptions["threads"] = String(threads) }
         settings.audioCodec = audioCodec.flatMap(AudioCodec.init(name:))

@@ -110,6 +110,8 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     var isEmpty: Bool { locked { count == 0 } }
+    /// `read` of the item that has waited longest, if any (it stays queued).
+    func oldest<T>(_ read: (Element) -> T) -> T? { locked { count == 0 ? nil : items[head].map(read) } }
     var isClosed: Bool { locked { closed } }
     var refusedCount: Int { locked { refused } }
 }

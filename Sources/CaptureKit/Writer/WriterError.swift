@@ -32,6 +32,8 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
     /// keyframe with its parameter sets, so nothing of them could be
     /// written; the file was removed.
     case noDecodableStart(codecs: [String])
+    /// A network stream failed: what it was doing (connecting, sending) and why.
+    case stream(what: String, reason: String)
 
     public var description: String {
         switch self {
@@ -52,6 +54,7 @@ public enum WriterError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDecodableStart(let codecs):
             let names = codecs.map { $0 == "h264" ? "H.264" : $0 == "hevc" ? "HEVC" : $0 }.joined(separator: ", ")
             return "no \(names) keyframe with its parameter sets arrived, so no frame could be written"
+        case .stream(let what, let reason): return "\(what): \(reason)"
         }
     }
 }

@@ -18,7 +18,9 @@ struct RecordRequest {
     var segmentDuration: MediaTime?
     var segmentSize: Int64?
     var overwrite: Bool
-    var output: String
+    /// The file (or template) to record to; nil when only streaming.
+    var output: String?
+    var streams: StreamRequest?
     var progress: ProgressStyle
     var progressInterval: MediaTime
     var extraMetadata: [MetadataItem]
@@ -28,7 +30,7 @@ struct RecordRequest {
         video = command.video?.specifier
         audio = command.audio.map(\.specifier)
         if video == nil && audio.isEmpty {
-            video = FileType(path: command.out)?.availableMediaTypes == [.audio] ? nil : "video:0"
+            video = command.out.flatMap { FileType(path: $0)?.availableMediaTypes } == [.audio] ? nil : "video:0"
             if video == nil { audio = ["default"] }
         }
         videoRequest = command.capture.request
@@ -44,6 +46,11 @@ struct RecordRequest {
         segmentSize = command.segmentSize?.bytes
         overwrite = command.overwrite
         output = command.out
+        if !command.streaming.stream.isEmpty {
+            // Checked by validate(): the URLs parse and their hosts resolve.
+            streams = StreamRequest(destinations: (try? command.streaming.destinations()) ?? [], options: command.streaming,
+                                    withoutFile: command.out == nil)
+        }
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
         progressInterval = command.progressInterval.time
         holdsConfigurationLock = !command.noLock
@@ -73,9 +80,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     }
 
     func run() throws -> ExitStatus {
-        let template: FileNameTemplate
-        do { template = try FileNameTemplate(request.output) } catch { throw CommandFailure(error.description, status: .usage) }
-        try checkOutputs(template)
+        var template: FileNameTemplate?
+        if let path = request.output {
+            do { template = try FileNameTemplate(path) } catch { throw CommandFailure(error.description, status: .usage) }
+            try checkOutputs(template!)
+        }
 
         // Devices: resolved before any file exists; the session opens them.
         let discovery = DeviceDiscovery()
@@ -96,10 +105,91 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             throw CommandFailure(error)
         }
 
-        let fileType = FileType(path: request.output)
+        var output: CaptureFileOutput?
+        if let path = request.output, let template {
+            output = try makeFileOutput(path: path, template: template, inputs: inputs)
+        }
+        let streams = request.streams.map { streamRequest in
+            RecordingStreams(streamRequest, fileSettings: request.settings, maxDuration: request.maxDuration, reporter: reporter) { [weak self, weak output] in
+                guard let self else { return }
+                if let output { output.stopRecording() } else { self.done.signal() }
+            }
+        }
+
+        let signals = try SignalEvents([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]) { [weak self, weak output] signal in
+            guard let self else { return }
+            switch signal {
+            case SIGINT, SIGTERM:
+                let count = self.lock.withLock { () -> Int in self.interrupts += 1; return self.interrupts }
+                if count > 1 && signal == SIGINT {
+                    // Second interrupt: leave now. Fragments already written stay readable.
+                    self.reporter.interruptedAgain()
+                    _exit(130)
+                }
+                if let output { output.stopRecording() } else { self.done.signal() }
+            case SIGHUP: output?.switchToNextFile()
+            case SIGUSR1: output?.pauseRecording()
+            case SIGUSR2: output?.resumeRecording()
+            default: break
+            }
+        }
+        _ = signals
+
+        // The session opens the devices and settles their formats; the
+        // recording asked for above begins with it (its first file is created
+        // then, so that nothing captured is missed), or fails it.
+        let session = CaptureSession()
+        for input in inputs { session.addInput(input) }
+        if let output { session.addOutput(output) }
+        streams?.start(on: session)
+        do {
+            try session.startRunning()
+        } catch {
+            if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
+            throw CommandFailure(error)
+        }
+        let files = output.map { [$0.outputFilePath ?? request.output ?? ""] } ?? []
+        reporter.started(files: files, inputs: inputs, limits: limits, streams: streams?.urls ?? [])
+
+        // Progress until the recording ends by itself or on request.
+        let interval = max(0.05, request.progressInterval.seconds)
+        while done.wait(timeout: .now() + interval) == .timedOut {
+            let statistics = output?.statistics ?? RecordingStatistics()
+            let freeSpace = output.flatMap { CaptureFileOutput.freeSpace(near: $0.outputFilePath ?? request.output ?? ".") }
+            reporter.progress(statistics, limits: limits, freeSpace: freeSpace, streams: streams?.statuses() ?? [])
+        }
+        session.stopRunning()
+        output?.waitUntilFinished()
+        streams?.stop()
+        streams?.waitUntilFinished()
+
+        var (reason, error) = lock.withLock { (endReason, endError) }
+        var failure: String?
+        if output == nil, let streams { (reason, failure) = streams.endReason }
+        let statistics = output?.statistics ?? RecordingStatistics()
+        var status = exitStatus(reason: reason, error: error)
+        if let required = streams?.requiredFailure {
+            // The file is complete; the stream it was asked to feed is not.
+            failure = required
+            reason = .error
+            error = nil
+            status = .unavailable
+        } else if output == nil, reason == .error {
+            status = .unavailable
+        } else if output == nil, reason == .deviceDisconnected {
+            failure = nil
+        }
+        reporter.finished(statistics, reason: reason, error: error, status: status, streams: streams?.statuses() ?? [], failure: failure)
+        return status
+    }
+
+    /// The movie or audio file output for `path`, with the limits and
+    /// segments asked for, its recording asked to begin with the session.
+    private func makeFileOutput(path: String, template: FileNameTemplate, inputs: [CaptureInput]) throws -> CaptureFileOutput {
+        let fileType = FileType(path: path)
         let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
         if output is AudioFileOutput, request.video != nil {
-            throw CommandFailure("\(request.output): a \(fileType?.displayName ?? "") file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts", status: .usage)
+            throw CommandFailure("\(path): a \(fileType?.displayName ?? "") file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts", status: .usage)
         }
         var settings = request.settings
         settings.metadata = defaultMetadata(inputs) + request.extraMetadata
@@ -113,55 +203,9 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil {
             output.startRecording(toTemplate: template, recordingDelegate: self)
         } else {
-            output.startRecording(to: request.output, recordingDelegate: self)
+            output.startRecording(to: path, recordingDelegate: self)
         }
-
-        let signals = try SignalEvents([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]) { [weak self, weak output] signal in
-            guard let self, let output else { return }
-            switch signal {
-            case SIGINT, SIGTERM:
-                let count = self.lock.withLock { () -> Int in self.interrupts += 1; return self.interrupts }
-                if count > 1 && signal == SIGINT {
-                    // Second interrupt: leave now. Fragments already written stay readable.
-                    self.reporter.interruptedAgain()
-                    _exit(130)
-                }
-                output.stopRecording()
-            case SIGHUP: output.switchToNextFile()
-            case SIGUSR1: output.pauseRecording()
-            case SIGUSR2: output.resumeRecording()
-            default: break
-            }
-        }
-        _ = signals
-
-        // The session opens the devices and settles their formats; the
-        // recording asked for above begins with it (its first file is created
-        // then, so that nothing captured is missed), or fails it.
-        let session = CaptureSession()
-        for input in inputs { session.addInput(input) }
-        session.addOutput(output)
-        do {
-            try session.startRunning()
-        } catch {
-            if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
-            throw CommandFailure(error)
-        }
-        reporter.started(files: [output.outputFilePath ?? request.output], inputs: inputs, limits: limits)
-
-        // Progress until the recording ends by itself or on request.
-        let interval = max(0.05, request.progressInterval.seconds)
-        while done.wait(timeout: .now() + interval) == .timedOut {
-            reporter.progress(output.statistics, limits: limits, freeSpace: CaptureFileOutput.freeSpace(near: output.outputFilePath ?? request.output))
-        }
-        session.stopRunning()
-        output.waitUntilFinished()
-
-        let (reason, error) = lock.withLock { (endReason, endError) }
-        let statistics = output.statistics
-        let status = exitStatus(reason: reason, error: error)
-        reporter.finished(statistics, reason: reason, error: error, status: status)
-        return status
+        return output
     }
 
     private var limits: RecordingReporter.Limits {

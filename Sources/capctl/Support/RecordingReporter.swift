@@ -29,7 +29,7 @@ final class RecordingReporter: @unchecked Sendable {
 
     // MARK: Events
 
-    func started(files: [String], inputs: [CaptureInput], limits: Limits) {
+    func started(files: [String], inputs: [CaptureInput], limits: Limits, streams: [String] = []) {
         let devices = inputs.map { input -> StartedEvent.Input in
             let source = input.source
             if let video = source.videoFormat {
@@ -42,13 +42,15 @@ final class RecordingReporter: @unchecked Sendable {
                          width: nil, height: nil, frameRate: nil, sampleRate: audio?.sampleRate, channels: audio?.channels)
         }
         emit(StartedEvent(time: EventTime.now(), file: files.first ?? "", inputs: devices,
-                          maxDuration: limits.duration?.seconds, maxSize: limits.size, minFreeSpace: limits.minFreeSpace)) {
+                          maxDuration: limits.duration?.seconds, maxSize: limits.size, minFreeSpace: limits.minFreeSpace,
+                          streams: streams.isEmpty ? nil : streams)) {
             let names = inputs.map { "\($0.source.path) (\($0.source.localizedName))" }.joined(separator: ", ")
-            return "recording \(names) to \(files.first ?? ""); Ctrl-C to stop"
+            let targets = (files.prefix(1) + streams).joined(separator: " and ")
+            return "recording \(names) to \(targets); Ctrl-C to stop"
         }
     }
 
-    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?) {
+    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = lock.withLock { () -> (Double, Double) in
             let wall = Double(now - lastTime) / 1e9
@@ -67,7 +69,7 @@ final class RecordingReporter: @unchecked Sendable {
         let event = ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
                                   frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
                                   bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
-                                  file: statistics.files.count + 1, remaining: remaining)
+                                  file: statistics.files.count + 1, remaining: remaining, streams: streams.isEmpty ? nil : streams)
         if style == .json {
             try? JSONOutput.printLine(event)
             return
@@ -78,6 +80,7 @@ final class RecordingReporter: @unchecked Sendable {
         if let duration = remaining.duration { left.append(formatClock(duration)) }
         if let size = remaining.size { left.append(formatBytes(size)) }
         if !left.isEmpty { parts.append("left " + left.joined(separator: " / ")) }
+        for (index, stream) in streams.enumerated() { parts.append(Self.streamText(stream, index: index + 1)) }
         lock.withLock {
             // \r and erase-to-end: the line refreshes in place.
             print("\r\u{1B}[K" + parts.joined(separator: "  "), terminator: "")
@@ -101,17 +104,20 @@ final class RecordingReporter: @unchecked Sendable {
         }
     }
 
-    func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus) {
-        if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
+    func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus,
+                  streams: [StreamStatus] = [], failure: String? = nil) {
+        if let failure { Diagnostics.error(failure) } else if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
         emit(FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
                            droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
-                           audioSamples: statistics.audioSamples, error: error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
-                           exitStatus: status.rawValue)) {
+                           audioSamples: statistics.audioSamples,
+                           error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
+                           exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams)) {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
             text += "\(formatClock(statistics.duration.seconds)), \(formatBytes(statistics.bytes)), \(statistics.videoFrames) frames, "
             text += "\(statistics.audioSamples) audio samples, \(statistics.dropped) dropped"
+            for (index, stream) in streams.enumerated() { text += "\n" + Self.streamSummary(stream, index: index + 1) }
             return text
         }
     }
@@ -124,7 +130,7 @@ final class RecordingReporter: @unchecked Sendable {
 
     // MARK: Output
 
-    private func emit<T: Encodable>(_ event: T, text: () -> String) {
+    func emit<T: Encodable>(_ event: T, text: () -> String) {
         if style == .json {
             try? JSONOutput.printLine(event)
             return
@@ -158,6 +164,7 @@ final class RecordingReporter: @unchecked Sendable {
         var maxDuration: Double?
         var maxSize: Int64?
         var minFreeSpace: Int64
+        var streams: [String]?
     }
 
     struct Remaining: Encodable {
@@ -179,6 +186,7 @@ final class RecordingReporter: @unchecked Sendable {
         var paused: Bool
         var file: Int
         var remaining: Remaining
+        var streams: [StreamStatus]?
     }
 
     struct StateEvent: Encodable {
@@ -217,6 +225,7 @@ final class RecordingReporter: @unchecked Sendable {
         var audioSamples: Int
         var error: String?
         var exitStatus: Int32
+        var streams: [StreamStatus]?
     }
 }
 

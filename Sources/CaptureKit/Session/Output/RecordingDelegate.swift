@@ -58,4 +58,7 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var isPaused = false
 
     public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter + droppedBeforeKeyframe }
+
+    /// Nothing recorded yet.
+    public init() {}
 }

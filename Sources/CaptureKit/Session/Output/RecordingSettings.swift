@@ -16,6 +16,12 @@ public struct RecordingSettings: Sendable, Hashable {
     public var quality: Int?
     /// Video bits per second.
     public var videoBitRate: Int?
+    /// At most this many video bits per second over any stretch of
+    /// `rateBufferSize` bits (the encoder's VBV): a cap for links of constant
+    /// rate. nil: no cap.
+    public var maxBitRate: Int?
+    /// The rate cap's buffer, in bits; nil: two seconds at `maxBitRate`.
+    public var rateBufferSize: Int?
     /// The encoder's speed preset (`ultrafast` … `veryslow` for x264).
     public var encoderPreset: String?
     /// At most this long between keyframes.
@@ -72,22 +78,31 @@ public struct RecordingSettings: Sendable, Hashable {
         case (.automatic, _), (.encode, _):
             let codec: VideoCodec
             if case .encode(let chosen) = video { codec = chosen } else { codec = Self.defaultVideoCodec(for: fileType) }
-            guard EncoderCatalog.encoderName(for: codec) != nil else {
-                throw .unsupported("no \(codec.rawValue) encoder is available in this FFmpeg (it needs \(codec.encoderNames.joined(separator: " or ")))")
-            }
-            var options = videoEncoderOptions
-            // Live capture encodes without reordering or look-ahead: each frame
-            // comes out as it goes in, so encoders can be shared (see VideoCompressor).
-            if realTime, codec == .h264 || codec == .hevc, options["tune"] == nil { options["tune"] = "zerolatency" }
-            settings = .video(VideoOutputSettings(codec: codec, width: format.width, height: format.height, pixelFormat: encoderPixelFormat,
-                                                  bitRate: videoBitRate, quality: quality, preset: encoderPreset,
-                                                  maxKeyFrameIntervalDuration: keyframeInterval, expectedFrameDuration: format.frameDuration,
-                                                  encoderOptions: options))
+            settings = .video(try videoOutputSettings(for: format, codec: codec))
         }
         guard AssetWriter.canApply(outputSettings: settings, forMediaType: .video, fileType: fileType) else {
             throw .containerCannotHold(fileType: fileType, codec: settings.codecName, mediaType: .video)
         }
         return settings
+    }
+
+    /// The encoder settings for a camera with `format`, encoded as `codec`.
+    func videoOutputSettings(for format: CaptureVideoFormat, codec: VideoCodec) throws(RecordingError) -> VideoOutputSettings {
+        guard EncoderCatalog.encoderName(for: codec) != nil else {
+            throw .unsupported("no \(codec.rawValue) encoder is available in this FFmpeg (it needs \(codec.encoderNames.joined(separator: " or ")))")
+        }
+        var options = videoEncoderOptions
+        // Live capture encodes without reordering or look-ahead: each frame
+        // comes out as it goes in, so encoders can be shared (see VideoCompressor).
+        if realTime, codec == .h264 || codec == .hevc, options["tune"] == nil { options["tune"] = "zerolatency" }
+        if let maxBitRate {
+            options["maxrate"] = String(maxBitRate)
+            options["bufsize"] = String(rateBufferSize ?? 2 * maxBitRate)
+        }
+        return VideoOutputSettings(codec: codec, width: format.width, height: format.height, pixelFormat: encoderPixelFormat,
+                                   bitRate: videoBitRate, quality: quality, preset: encoderPreset,
+                                   maxKeyFrameIntervalDuration: keyframeInterval, expectedFrameDuration: format.frameDuration,
+                                   encoderOptions: options)
     }
 
     func outputSettings(forAudio format: CaptureAudioFormat, fileType: FileType) throws(RecordingError) -> OutputSettings {

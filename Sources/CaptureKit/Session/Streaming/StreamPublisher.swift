@@ -1,0 +1,435 @@
+import CFFmpeg
+
+/// The thread behind one live stream: it takes compressed video from the
+/// input's shared compression stage and raw audio from the session, encodes
+/// the audio, and sends both to the server through a `StreamMuxer`;
+/// it reconnects with growing waits when the server refuses, stalls or goes
+/// away, and starts each connection at a keyframe.
+///
+/// Everything reaches it through one bounded queue, so neither capture nor
+/// the encoder nor a file output ever waits on the network: a full queue
+/// drops (and counts) what does not fit, and video then skips to the next
+/// keyframe, which it asks the stage for.
+final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
+    // @unchecked: the properties under "The stream's thread" are used only
+    // on that thread (`run`); everything shared is behind `shared` or immutable.
+
+    struct Configuration {
+        var destination: StreamDestination
+        var video: (codecName: String, width: Int, height: Int)?
+        var audio: AudioOutputSettings?
+        var policy: LiveStreamConnectionPolicy
+        var maxDuration: MediaTime
+        var queueCapacity: Int
+    }
+
+    private enum Item {
+        case video(VideoSampleBuffer)
+        case audio(AudioSampleBuffer)
+    }
+
+    private struct Queued {
+        let item: Item
+        /// When it was queued, on the capture clock (nanoseconds).
+        let queuedAt: Int64
+    }
+
+    private struct Shared {
+        var statistics = LiveStreamStatistics()
+        /// A keyframe is wanted at the next picture (a connection began, or video was dropped).
+        var keyframeWanted = false
+        /// Video was dropped at the queue: what follows cannot be decoded until a keyframe.
+        var videoBroken = false
+        var ending: LiveStreamEndReason?
+        /// Where the stream ends on the capture clock: what was captured from
+        /// then on is not part of it (neither sent nor dropped).
+        var endTime: Int64?
+        /// When stopping must have sent what it can (nanoseconds on the capture clock).
+        var drainDeadline: Int64?
+    }
+
+    let configuration: Configuration
+    private let queue: BoundedQueue<Queued>
+    private let shared = Locked(Shared())
+    private let deadline = StreamDeadline()
+    private let thread = Locked<CaptureThread?>(nil)
+    private let events: @Sendable (Event) -> Void
+
+    /// What the publisher tells its output (on the publisher's thread).
+    enum Event {
+        case connected
+        case disconnected(WriterError)
+        case reconnecting(after: MediaTime, attempt: Int)
+        case finished(LiveStreamEndReason, LiveStreamStatistics)
+    }
+
+    // MARK: The stream's thread
+    private var muxer: StreamMuxer?
+    private var audioEncoder: AudioEncoder?
+    /// The current connection's time zero: its first keyframe's capture time.
+    private var origin: MediaTime?
+    /// The first connection's time zero (for `maxDuration`).
+    private var firstOrigin: MediaTime?
+    private var lastSentTime: MediaTime?
+    private var needsKeyframe = true
+    private var parameterSets: [UInt8]?
+    /// Audio that came before the connection's first keyframe (encoded video
+    /// arrives after the audio captured with it), at most a second of it.
+    private var pendingAudio: [AudioSampleBuffer] = []
+    private var attempt = 0
+    private var retryAt: Int64?
+    private var everConnected = false
+
+    init(configuration: Configuration, events: @escaping @Sendable (Event) -> Void) {
+        self.configuration = configuration
+        self.events = events
+        queue = BoundedQueue(capacity: max(configuration.queueCapacity, 16))
+    }
+
+    func start() {
+        shared.withLock { $0.statistics.state = .connecting }
+        let started = CaptureThread(name: "stream") { [self] in run() }
+        thread.withLock { $0 = started }
+    }
+
+    var statistics: LiveStreamStatistics {
+        let oldest = queue.oldest { $0.queuedAt }
+        return shared.withLock { shared in
+            var statistics = shared.statistics
+            if let oldest { statistics.queueLatency = MediaTime(value: max(0, MonotonicClock.nowNanoseconds() - oldest), timescale: MonotonicClock.timescale) }
+            return statistics
+        }
+    }
+
+    // MARK: Input (capture and stage threads)
+
+    /// From the capture thread: raw audio of the stream's audio input.
+    func capture(_ audio: AudioSampleBuffer) {
+        // After the end, nothing more belongs to the stream: not a drop.
+        guard !queue.put(Queued(item: .audio(audio), queuedAt: MonotonicClock.nowNanoseconds())), !queue.isClosed else { return }
+        shared.withLock { $0.statistics.droppedAudioSamples += Int64(audio.frameCount) }
+    }
+
+    func compressionStage(_ stage: VideoCompressionStage, wantsKeyframeAt time: MediaTime) -> Bool {
+        shared.withLock { shared in
+            defer { shared.keyframeWanted = false }
+            return shared.keyframeWanted
+        }
+    }
+
+    func compressionStage(_ stage: VideoCompressionStage, didEncode sample: VideoSampleBuffer) {
+        let skip = shared.withLock { shared -> Bool in
+            if sample.isKeyframe { shared.videoBroken = false }
+            guard shared.videoBroken else { return false }
+            shared.statistics.droppedVideoFrames += 1
+            return true
+        }
+        guard !skip else { return }
+        if !queue.put(Queued(item: .video(sample), queuedAt: MonotonicClock.nowNanoseconds())), !queue.isClosed {
+            shared.withLock { shared in
+                shared.statistics.droppedVideoFrames += 1
+                shared.videoBroken = true
+                shared.keyframeWanted = true
+            }
+        }
+    }
+
+    func compressionStage(_ stage: VideoCompressionStage, didFail error: WriterError) {
+        finish(.failed(error))
+    }
+
+    /// Ends the stream: what is queued is sent (within the policy's drain
+    /// time), then the container's end. Returns at once; `join()` waits.
+    func finish(_ reason: LiveStreamEndReason, at endTime: MediaTime? = nil) {
+        shared.withLock { shared in
+            if shared.ending == nil {
+                shared.ending = reason
+                shared.endTime = (endTime ?? MonotonicClock.now()).nanoseconds.value
+            }
+            if shared.drainDeadline == nil {
+                shared.drainDeadline = MonotonicClock.nowNanoseconds() + configuration.policy.drainTime.nanoseconds.value
+            }
+        }
+        queue.close()
+    }
+
+    func join() { thread.withLock { $0 }?.join() }
+
+    // MARK: The stream's thread
+
+    private func run() {
+        while true {
+            let wait = retryAt.map { max(0, $0 - MonotonicClock.nowNanoseconds()) }
+            let queued = queue.take(timeoutNanoseconds: wait)
+            if queued == nil && queue.isClosed && queue.isEmpty { break }
+            if shared.withLock({ $0.ending }) != nil {
+                // Stopping: send what is queued while the connection holds; no new attempts.
+                guard let queued, isBeforeEnd(queued.item) else { continue }
+                if muxer != nil, !drainTimeIsUp { handle(queued.item) } else { drop(queued.item) }
+                continue
+            }
+            if muxer == nil, let retryAt, MonotonicClock.nowNanoseconds() >= retryAt { self.retryAt = nil }
+            if let queued { handle(queued.item) }
+            if muxer == nil, retryAt == nil, canConnect { connect() }
+        }
+        end()
+    }
+
+    private func isBeforeEnd(_ item: Item) -> Bool {
+        let time = switch item {
+        case .video(let sample): sample.presentationTime
+        case .audio(let audio): audio.presentationTime
+        }
+        return shared.withLock { $0.endTime }.map { time.nanoseconds.value < $0 } ?? true
+    }
+
+    private var drainTimeIsUp: Bool {
+        shared.withLock { $0.drainDeadline }.map { MonotonicClock.nowNanoseconds() >= $0 } ?? false
+    }
+
+    /// Whether everything the header needs is known: the video's parameter sets.
+    private var canConnect: Bool { configuration.video == nil || parameterSets != nil }
+
+    private func handle(_ item: Item) {
+        switch item {
+        case .video(let sample) where reachesLimit(sample.presentationTime): return
+        case .audio(let audio) where reachesLimit(audio.presentationTime): return
+        case .video(let sample):
+            if sample.isKeyframe, let sets = Self.parameterSets(of: sample) { parameterSets = sets }
+            if muxer == nil, retryAt == nil, canConnect { connect() }
+            guard muxer != nil, !(needsKeyframe && !sample.isKeyframe) else { return drop(item) }
+            needsKeyframe = false
+            if origin == nil { begin(at: sample.presentationTime) }
+            send(sample)
+        case .audio(let audio):
+            if configuration.video == nil, muxer == nil, retryAt == nil { connect() }
+            guard muxer != nil else { return drop(item) }
+            if configuration.video == nil, origin == nil { begin(at: audio.presentationTime) }
+            guard origin != nil else {
+                pendingAudio.append(audio)
+                trimPendingAudio()
+                return
+            }
+            encode(audio)
+        }
+    }
+
+    /// The connection's first sample: time zero, and the audio held for it.
+    private func begin(at time: MediaTime) {
+        origin = time
+        if firstOrigin == nil { firstOrigin = time }
+        let held = pendingAudio
+        pendingAudio = []
+        for audio in held { encode(audio) }
+    }
+
+    private func trimPendingAudio() {
+        guard let last = pendingAudio.last else { return }
+        let limit = last.presentationTime.nanoseconds.value - 1_000_000_000
+        while let first = pendingAudio.first, first.presentationTime.nanoseconds.value < limit {
+            pendingAudio.removeFirst()
+            shared.withLock { $0.statistics.droppedAudioSamples += Int64(first.frameCount) }
+        }
+    }
+
+    private func drop(_ item: Item) {
+        shared.withLock { shared in
+            switch item {
+            case .video: shared.statistics.droppedVideoFrames += 1
+            case .audio(let audio): shared.statistics.droppedAudioSamples += Int64(audio.frameCount)
+            }
+        }
+    }
+
+    private var writeTimeout: Int64 {
+        let timeout = configuration.policy.timeout.nanoseconds.value
+        guard let drain = shared.withLock({ $0.drainDeadline }) else { return timeout }
+        return max(1, min(timeout, drain - MonotonicClock.nowNanoseconds()))
+    }
+
+    private func send(_ sample: VideoSampleBuffer, into muxer: StreamMuxer? = nil) {
+        guard let muxer = muxer ?? self.muxer, let origin else { return }
+        let time = sample.presentationTime.nanoseconds.value - origin.nanoseconds.value
+        guard time >= 0 else { return drop(.video(sample)) }
+        do throws(WriterError) {
+            try muxer.writeVideo(sample.bytes, time: time, duration: sample.duration?.nanoseconds.value, isKeyframe: sample.isKeyframe,
+                                 timeout: writeTimeout)
+        } catch {
+            drop(.video(sample))
+            return lose(error)
+        }
+        // Up to the end of the frame just sent.
+        let end = time + (sample.duration?.nanoseconds.value ?? 0)
+        lastSentTime = MediaTime(value: origin.nanoseconds.value + end, timescale: MonotonicClock.timescale)
+        let duration = durationBefore + MediaTime(value: end, timescale: MonotonicClock.timescale)
+        shared.withLock { shared in
+            shared.statistics.videoFramesSent += 1
+            shared.statistics.bytesSent = sentBefore + muxer.bytesWritten
+            shared.statistics.durationSent = duration
+        }
+    }
+
+    /// Bytes sent over the connections before this one.
+    private var sentBefore: Int64 = 0
+    /// Media time sent over the connections before this one.
+    private var durationBefore: MediaTime = .zero
+
+    private func encode(_ audio: AudioSampleBuffer) {
+        guard let muxer, let origin, let encoder = audioEncoder else { return drop(.audio(audio)) }
+        let rate = Int64(audio.sampleRate)
+        var skip = 0
+        let start = audio.presentationTime.nanoseconds.value - origin.nanoseconds.value
+        // Samples from before the connection's first frame are not part of it.
+        if start < 0 { skip = Int((-start * rate + 999_999_999) / 1_000_000_000) }
+        guard skip < audio.frameCount else { return }
+        let time = max(0, start) * Int64(encoder.sampleRate) / 1_000_000_000
+        let bytesPerSample = audio.format.bytesPerSample
+        let count = audio.frameCount - skip
+        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 16)
+        guard let base = audio.bytes.baseAddress else { return }
+        if audio.format.isPlanar {
+            for channel in 0..<audio.channels {
+                planes[channel] = UnsafePointer((base + (channel * audio.frameCount + skip) * bytesPerSample).assumingMemoryBound(to: UInt8.self))
+            }
+        } else {
+            planes[0] = UnsafePointer((base + skip * bytesPerSample * audio.channels).assumingMemoryBound(to: UInt8.self))
+        }
+        var failure: WriterError?
+        let timeout = writeTimeout
+        do throws(WriterError) {
+            try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
+                try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
+                                   channels: Int32(audio.channels), time: time) { packet throws(WriterError) in
+                    try self.sendAudio(packet, into: muxer, timeout: timeout)
+                }
+            }
+        } catch {
+            failure = error
+        }
+        if let failure {
+            if case .stream = failure { return lose(failure) }
+            return end(failing: failure)
+        }
+    }
+
+    private func sendAudio(_ packet: UnsafeMutablePointer<AVPacket>, into muxer: StreamMuxer, timeout: Int64) throws(WriterError) {
+        try muxer.writeAudio(packet, timeout: timeout)
+        let samples = packet.pointee.duration
+        shared.withLock { shared in
+            shared.statistics.audioSamplesSent += samples
+            shared.statistics.bytesSent = sentBefore + muxer.bytesWritten
+        }
+    }
+
+    /// Whether `time` is at or past `maxDuration` from the stream's start;
+    /// the stream then ends there.
+    private func reachesLimit(_ time: MediaTime) -> Bool {
+        guard let firstOrigin, configuration.maxDuration.isNumeric else { return false }
+        let end = firstOrigin.nanoseconds.value + configuration.maxDuration.nanoseconds.value
+        guard time.nanoseconds.value >= end else { return false }
+        finish(.maxDuration, at: MediaTime(value: end, timescale: MonotonicClock.timescale))
+        return true
+    }
+
+    // MARK: Connections
+
+    private func connect() {
+        shared.withLock { $0.statistics.state = everConnected || attempt > 0 ? .reconnecting : .connecting }
+        let video = configuration.video.map { StreamMuxer.Video(codecName: $0.codecName, width: $0.width, height: $0.height,
+                                                                parameterSets: parameterSets ?? []) }
+        do throws(WriterError) {
+            let encoder = try configuration.audio.map { settings throws(WriterError) in try AudioEncoder(settings: settings, globalHeader: true) }
+            let connected = try StreamMuxer(destination: configuration.destination, video: video, audio: encoder,
+                                            timeout: configuration.policy.timeout.nanoseconds.value, deadline: deadline)
+            muxer = connected
+            audioEncoder = encoder
+        } catch {
+            if case .stream = error { return fail(error) }
+            return end(failing: error)
+        }
+        attempt = 0
+        retryAt = nil
+        everConnected = true
+        origin = nil
+        needsKeyframe = true
+        shared.withLock { shared in
+            shared.statistics.state = .connected
+            shared.statistics.connections += 1
+            shared.statistics.lastError = nil
+            shared.keyframeWanted = true
+        }
+        events(.connected)
+    }
+
+    /// The connection was lost while sending.
+    private func lose(_ error: WriterError) {
+        closeConnection(gracefully: false)
+        fail(error)
+    }
+
+    /// A failed attempt or a lost connection: the next attempt is scheduled.
+    private func fail(_ error: WriterError) {
+        attempt += 1
+        let delay = configuration.policy.delay(beforeAttempt: attempt)
+        retryAt = MonotonicClock.nowNanoseconds() + delay.nanoseconds.value
+        shared.withLock { shared in
+            shared.statistics.state = .reconnecting
+            shared.statistics.failures += 1
+            shared.statistics.lastError = error
+        }
+        events(.disconnected(error))
+        if shared.withLock({ $0.ending }) == nil { events(.reconnecting(after: delay, attempt: attempt)) }
+    }
+
+    private func closeConnection(gracefully: Bool) {
+        guard let muxer else { return }
+        if gracefully, let encoder = audioEncoder {
+            let timeout = writeTimeout
+            try? encoder.flush { packet throws(WriterError) in try self.sendAudio(packet, into: muxer, timeout: timeout) }
+        }
+        muxer.close(gracefully: gracefully, timeout: writeTimeout)
+        sentBefore += muxer.bytesWritten
+        if let origin, let lastSentTime {
+            durationBefore = durationBefore
+                + MediaTime(value: max(0, lastSentTime.nanoseconds.value - origin.nanoseconds.value), timescale: MonotonicClock.timescale)
+        }
+        let (bytes, duration) = (sentBefore, durationBefore)
+        shared.withLock { shared in
+            shared.statistics.bytesSent = bytes
+            shared.statistics.durationSent = duration
+        }
+        self.muxer = nil
+        audioEncoder = nil
+        origin = nil
+        lastSentTime = nil
+        pendingAudio = []
+    }
+
+    /// Something no new connection mends: the stream ends with it.
+    private func end(failing error: WriterError) {
+        finish(.failed(error))
+        closeConnection(gracefully: false)
+    }
+
+    private func end() {
+        closeConnection(gracefully: true)
+        for audio in pendingAudio { drop(.audio(audio)) }
+        pendingAudio = []
+        let (reason, statistics) = shared.withLock { shared in
+            shared.statistics.state = .finished
+            shared.statistics.queueLatency = .zero
+            return (shared.ending ?? .stopped, shared.statistics)
+        }
+        events(.finished(reason, statistics))
+    }
+
+    /// The parameter sets (Annex B, with start codes) an H.264/HEVC keyframe carries in band.
+    private static func parameterSets(of sample: VideoSampleBuffer) -> [UInt8]? {
+        guard case .compressed(let codecName) = sample.layout, let codec = AccessUnit.Codec(codecName: codecName) else { return nil }
+        let unit = AccessUnit(sample.bytes, codec: codec)
+        guard unit.hasParameterSets else { return nil }
+        var sets: [UInt8] = []
+        for range in unit.parameterSetRanges { sets.append(contentsOf: sample.bytes[range]) }
+        return sets
+    }
+}
