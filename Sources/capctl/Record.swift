@@ -52,6 +52,19 @@ extension Capctl {
             --no-fragments and --faststart (index first, for the web) write a classic file, which \
             is only playable once finalized.
 
+            STREAMING
+              --stream URL (repeatable) also publishes to a media server while recording: \
+            rtmp:// and rtmps:// (FLV), srt:// and udp:// (MPEG-TS), rtsp:// (RTSP's own; \
+            --stream-format overrides). OUT is then optional. The streams take the file's \
+            encoder when its codec fits (one encode for all) or get their own H.264 encoder \
+            (--stream-video-bitrate, --stream-preset, or a file that cannot be streamed). A \
+            stream that cannot connect, stalls (--stream-timeout) or drops is tried again after \
+            0.5, 1, 2, 4, then every 8 s and starts again at a keyframe; its queue never holds up \
+            the file, and what it could not send is counted. --stream-required stops the \
+            recording instead (status 69). Events: stream-connected, stream-disconnected, \
+            stream-reconnecting; progress and finished carry each stream's state, bit rate, \
+            bytes, frames, drops and queue latency.
+
             PROGRESS
               On a terminal, one status line refreshes (media time, size, frame rate, dropped \
             samples, bit rate, what is left of each limit). Otherwise, or with --progress json, one \
@@ -66,7 +79,8 @@ extension Capctl {
 
             Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
             device went away (the file is finalized); 74 on a write error or a full disk; 73 when \
-            an output cannot be created; 64 for options the devices or containers cannot take.
+            an output cannot be created; 64 for options the devices or containers cannot take, and \
+            stream URLs that cannot be published to.
             """
         )
 

@@ -10,6 +10,8 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
     let outputs: [LiveStreamOutput]
     private let reporter: RecordingReporter
     private let required: Bool
+    /// No file is recorded: the recording ends when the streams do.
+    private let withoutFile: Bool
     private let lock = NSLock()
     private var failure: String?
     private var ended: [LiveStreamEndReason] = []
@@ -25,11 +27,13 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
             output.settings = request.options.settings(from: fileSettings, format: destination.format)
             if let interval = request.options.streamKeyframeInterval?.time { output.keyframeInterval = interval }
             if let timeout = request.options.streamTimeout?.time { output.connectionPolicy.timeout = timeout }
-            if request.withoutFile, let maxDuration { output.maxStreamedDuration = maxDuration }
+            // The streams end where the file does (and, without a file, the recording with them).
+            if let maxDuration { output.maxStreamedDuration = maxDuration }
             return output
         }
         self.reporter = reporter
         required = request.options.streamRequired
+        withoutFile = request.withoutFile
         self.onEnd = onEnd
     }
 
@@ -121,7 +125,8 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
             }
             return ended.count == outputs.count
         }
-        if all || requiredFailure != nil { onEnd() }
+        // With a file, the file's limits end the recording; the streams end with it.
+        if (all && withoutFile) || requiredFailure != nil { onEnd() }
     }
 }
 

@@ -68,7 +68,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     private var audioEncoder: AudioEncoder?
     /// The current connection's time zero: its first keyframe's capture time.
     private var origin: MediaTime?
-    /// The first connection's time zero (for `maxDuration`).
+    /// When the stream's first sample was captured, connected or not (`maxDuration` counts from it).
     private var firstOrigin: MediaTime?
     private var lastSentTime: MediaTime?
     private var needsKeyframe = true
@@ -217,7 +217,6 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     /// The connection's first sample: time zero, and the audio held for it.
     private func begin(at time: MediaTime) {
         origin = time
-        if firstOrigin == nil { firstOrigin = time }
         let held = pendingAudio
         pendingAudio = []
         for audio in held { encode(audio) }
@@ -258,8 +257,11 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
             drop(.video(sample))
             return lose(error)
         }
-        // Up to the end of the frame just sent.
-        let end = time + (sample.duration?.nanoseconds.value ?? 0)
+        // Up to the end of the frame just sent (without a duration of its
+        // own, it lasts as long as the step from the frame before).
+        let step = sample.duration?.nanoseconds.value ?? previousFrameTime.map { time - $0 } ?? 0
+        previousFrameTime = time
+        let end = time + step
         lastSentTime = MediaTime(value: origin.nanoseconds.value + end, timescale: MonotonicClock.timescale)
         let duration = durationBefore + MediaTime(value: end, timescale: MonotonicClock.timescale)
         shared.withLock { shared in
@@ -273,6 +275,8 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     private var sentBefore: Int64 = 0
     /// Media time sent over the connections before this one.
     private var durationBefore: MediaTime = .zero
+    /// The stream time of the last frame sent on this connection.
+    private var previousFrameTime: Int64?
 
     private func encode(_ audio: AudioSampleBuffer) {
         guard let muxer, let origin, let encoder = audioEncoder else { return drop(.audio(audio)) }
@@ -321,9 +325,11 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         }
     }
 
-    /// Whether `time` is at or past `maxDuration` from the stream's start;
-    /// the stream then ends there.
+    /// Whether `time` is at or past `maxDuration` from the stream's first
+    /// sample (the network's state aside: a limit counts captured media
+    /// time); the stream then ends there.
     private func reachesLimit(_ time: MediaTime) -> Bool {
+        if firstOrigin == nil { firstOrigin = time }
         guard let firstOrigin, configuration.maxDuration.isNumeric else { return false }
         let end = firstOrigin.nanoseconds.value + configuration.maxDuration.nanoseconds.value
         guard time.nanoseconds.value >= end else { return false }
@@ -402,6 +408,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         audioEncoder = nil
         origin = nil
         lastSentTime = nil
+        previousFrameTime = nil
         pendingAudio = []
     }
 
