@@ -192,15 +192,11 @@ final class StreamMuxer {
     /// container's end (within `timeout`), then closes the connection.
     func close(gracefully: Bool, timeout: Int64 = 2_000_000_000) {
         guard !closed else { return }
-        if gracefully && headerWritten {
-            deadline.set(after: timeout)
-            _ = av_write_trailer(format)
-            deadline.clear()
-            if let io = format.pointee.pb { avio_flush(io) }
-        } else {
-            // Nothing more is sent: what closing would say to the server gives up at once.
-            deadline.set(after: 0)
-        }
+        // The trailer also frees what the muxer holds (RTSP's connections),
+        // so it is written on every close; after a loss it gives up at once.
+        deadline.set(after: gracefully ? timeout : 0)
+        if headerWritten { _ = av_write_trailer(format) }
+        if gracefully, let io = format.pointee.pb { avio_flush(io) }
         finalBytes = bytesWritten
         closed = true
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&format.pointee.pb) }
