@@ -144,7 +144,6 @@ extension Capctl {
         func validate() throws {
             try capture.validate()
             try encoding.validate()
-            try streaming.validate()
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
             }
@@ -156,7 +155,8 @@ extension Capctl {
                 }
                 let fileOnly = [(maxSize != nil, "--max-size"), (segmentDuration != nil, "--segment-duration"), (segmentSize != nil, "--segment-size"),
                                 (overwrite, "--overwrite"), (!metadata.isEmpty, "--metadata"), (encoding.fragmentInterval != nil, "--fragment-interval"),
-                                (encoding.noFragments, "--no-fragments"), (encoding.faststart, "--faststart"), (encoding.fragmentsOnly, "--fragments-only")]
+                                (encoding.noFragments, "--no-fragments"), (encoding.faststart, "--faststart"), (encoding.fragmentsOnly, "--fragments-only"),
+                                (encoding.audioCodec != nil, "--audio-codec"), (encoding.audioBitrate != nil, "--audio-bitrate")]
                 if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
             }
             if let sampleRate, !(8000...384_000).contains(sampleRate) {

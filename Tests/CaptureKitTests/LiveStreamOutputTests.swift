@@ -195,7 +195,10 @@ import Testing
     }
 
     @Test func theFormatCanBeChosenWithinWhatTheSchemeCarries() throws {
-        #expect(try StreamDestination("rtmp://server/live/key", format: .mpegts).format == .mpegts)
+        #expect(try StreamDestination("srt://server:9000", format: .flv).format == .flv)
+        #expect(throws: StreamDestinationError.format("rtmp://server/live/key", format: .mpegts)) {
+            try StreamDestination("rtmp://server/live/key", format: .mpegts)
+        }
         #expect(throws: StreamDestinationError.format("rtsp://s/x", format: .flv)) { try StreamDestination("rtsp://s/x", format: .flv) }
         #expect(throws: StreamDestinationError.format("srt://s:1", format: .rtsp)) { try StreamDestination("srt://s:1", format: .rtsp) }
     }
@@ -209,6 +212,12 @@ import Testing
         #expect(throws: StreamDestinationError.port("rtmp://host:0/x")) { try StreamDestination("rtmp://host:0/x") }
         #expect(throws: StreamDestinationError.self) { try StreamDestination("rtmp://no-such-host.invalid/x").resolveHost() }
         #expect(throws: Never.self) { try StreamDestination("rtmp://127.0.0.1/x").resolveHost() }
+    }
+
+    @Test func malformedURLsAreShownWithoutTheirKeys() {
+        #expect(StreamDestination.redacted("rtmp://h:99999/live/SECRET") == "rtmp://h:99999/live/…")
+        #expect(!StreamDestinationError.port("rtmp://h:99999/live/SECRET").description.contains("SECRET"))
+        #expect(!StreamDestinationError.host("rtmp://u:SECRET@/live").description.contains("SECRET"))
     }
 
     @Test func descriptionsLeaveSecretsOut() throws {

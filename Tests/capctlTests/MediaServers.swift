@@ -41,6 +41,22 @@ func waitForListener(port: Int, seconds: Double = 10) -> Bool {
     return false
 }
 
+/// Waits (at most `seconds`) until a UDP socket is bound to 127.0.0.1:`port` (or to any address).
+func waitForUDPSocket(port: Int, seconds: Double = 10) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    let suffix = String(format: ":%04X", port)
+    while Date() < deadline {
+        let table = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        let bound = table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 1 && fields[1].hasSuffix(suffix)
+        }
+        if bound { return true }
+        usleep(50_000)
+    }
+    return false
+}
+
 /// nginx with Debian's RTMP module on 127.0.0.1, with a configuration of its
 /// own: `live on; record all` into `recordings`, so what it received can be
 /// read back. Stopped (and startable again on the same port) by the test.
@@ -91,9 +107,22 @@ final class RTMPServer {
         }
     }
 
-    /// Stops the server at once (as a crash or a restart would: connections drop).
-    func stop() {
+    /// Stops the server at once, as a crash would: connections drop, and
+    /// what the kernel still held for it is lost. With `afterRecordingSettles`,
+    /// first waits (at most 10 s) until its recording has stopped growing for
+    /// half a second, so that it has read everything a finished client sent.
+    func stop(afterRecordingSettles: Bool = false) {
         guard let process, process.isRunning else { return }
+        if afterRecordingSettles {
+            var last: Int64 = -1
+            var steadySince = Date()
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let size = ((try? FileManager.default.attributesOfItem(atPath: recorded))?[.size] as? NSNumber)?.int64Value ?? -1
+                if size != last { last = size; steadySince = Date() } else if Date().timeIntervalSince(steadySince) >= 0.5 { break }
+                usleep(50_000)
+            }
+        }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil

@@ -110,6 +110,8 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     var isEmpty: Bool { locked { count == 0 } }
+    /// Items waiting now.
+    var queuedCount: Int { locked { count } }
     /// `read` of the item that has waited longest, if any (it stays queued).
     func oldest<T>(_ read: (Element) -> T) -> T? { locked { count == 0 ? nil : items[head].map(read) } }
     var isClosed: Bool { locked { closed } }

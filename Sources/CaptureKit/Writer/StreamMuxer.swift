@@ -39,7 +39,7 @@ final class StreamMuxer {
     /// Connects to `destination` and writes the stream's header: the server
     /// has accepted the stream when this returns. `audio` is the encoder
     /// whose packets will be sent (opened with a global header). Throws the
-    /// failure, a timeout after `timeout` nanoseconds, or a cancellation.
+    /// failure, a timeout after `timeout` nanoseconds, or the stream's cut-off.
     init(destination: StreamDestination, video: Video?, audio: AudioEncoder?, timeout: Int64, deadline: StreamDeadline) throws(WriterError) {
         Self.initializeNetworking()
         FFmpegLogging.configure()
@@ -141,7 +141,7 @@ final class StreamMuxer {
         headerWritten = true
     }
 
-    /// The error for a failed call: a timeout or cancellation by name, else FFmpeg's reason.
+    /// The error for a failed call: a timeout or the cut-off by name, else FFmpeg's reason.
     private func failure(_ what: String, code: Int32) -> WriterError {
         if code == cffmpeg_AVERROR_EXIT, let reason = deadline.reason { return .stream(what: what, reason: reason) }
         return .stream(what: what, reason: FFmpegError(call: "", code: code).reason)
@@ -205,12 +205,15 @@ final class StreamMuxer {
     }
 }
 
-/// When a blocking network call must give up. libavformat polls `hasPassed`
-/// through the interrupt callback, from the thread that made the call.
+/// When a blocking network call must give up: its deadline, or the stream's
+/// cut-off once it is stopping (set from another thread). libavformat polls
+/// `hasPassed` through the interrupt callback, from the thread that made the call.
 final class StreamDeadline: Sendable {
     private struct State {
         var deadline: Int64?
         var timeout: Int64 = 0
+        /// No call may go on past this (the stream is stopping).
+        var cutoff: Int64?
     }
 
     private let state = Locked(State())
@@ -224,16 +227,22 @@ final class StreamDeadline: Sendable {
 
     func clear() { state.withLock { $0.deadline = nil } }
 
+    /// From any thread: every call, the one under way too, gives up at `time` at the latest.
+    func cut(at time: Int64) { state.withLock { $0.cutoff = min($0.cutoff ?? time, time) } }
+
     var hasPassed: Bool {
         state.withLock { state in
-            state.deadline.map { MonotonicClock.nowNanoseconds() >= $0 } ?? false
+            let now = MonotonicClock.nowNanoseconds()
+            return state.deadline.map { now >= $0 } ?? false || state.cutoff.map { now >= $0 } ?? false
         }
     }
 
     /// Why a call gave up, when it did so here.
     var reason: String? {
         state.withLock { state in
-            guard let deadline = state.deadline, MonotonicClock.nowNanoseconds() >= deadline else { return nil }
+            let now = MonotonicClock.nowNanoseconds()
+            if let cutoff = state.cutoff, now >= cutoff { return "stopped" }
+            guard let deadline = state.deadline, now >= deadline else { return nil }
             return "no answer for \(Double(state.timeout) / 1e9) s"
         }
     }

@@ -47,9 +47,9 @@ struct RecordRequest {
         overwrite = command.overwrite
         output = command.out
         if !command.streaming.stream.isEmpty {
-            // Checked by validate(): the URLs parse and their hosts resolve.
+            // validate() checked the URLs and looked their hosts up.
             streams = StreamRequest(destinations: (try? command.streaming.destinations()) ?? [], options: command.streaming,
-                                    withoutFile: command.out == nil)
+                                    fileType: command.out.flatMap { FileType(path: $0) }, withoutFile: command.out == nil)
         }
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
         progressInterval = command.progressInterval.time
@@ -140,11 +140,13 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         // then, so that nothing captured is missed), or fails it.
         let session = CaptureSession()
         for input in inputs { session.addInput(input) }
-        if let output { session.addOutput(output) }
+        // Streams first: settings a stream cannot take stop the start before the file is created.
         streams?.start(on: session)
+        if let output { session.addOutput(output) }
         do {
             try session.startRunning()
         } catch {
+            if let refused = streams?.refusal { throw CommandFailure(refused, status: .usage) }
             if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
             throw CommandFailure(error)
         }
@@ -154,7 +156,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         // Progress until the recording ends by itself or on request.
         let interval = max(0.05, request.progressInterval.seconds)
         while done.wait(timeout: .now() + interval) == .timedOut {
-            let statistics = output?.statistics ?? RecordingStatistics()
+            let statistics = output?.statistics ?? streams?.capturedStatistics ?? RecordingStatistics()
             let freeSpace = output.flatMap { CaptureFileOutput.freeSpace(near: $0.outputFilePath ?? request.output ?? ".") }
             reporter.progress(statistics, limits: limits, freeSpace: freeSpace, streams: streams?.statuses() ?? [])
         }

@@ -24,7 +24,7 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
          onEnd: @escaping @Sendable () -> Void) {
         outputs = request.destinations.map { destination in
             let output = LiveStreamOutput(destination: destination)
-            output.settings = request.options.settings(from: fileSettings, format: destination.format)
+            output.settings = request.options.settings(from: fileSettings, fileType: request.fileType, format: destination.format)
             if let interval = request.options.streamKeyframeInterval?.time { output.keyframeInterval = interval }
             if let timeout = request.options.streamTimeout?.time { output.connectionPolicy.timeout = timeout }
             // The streams end where the file does (and, without a file, the recording with them).
@@ -52,6 +52,21 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
 
     func waitUntilFinished() {
         for output in outputs { output.waitUntilFinished() }
+    }
+
+    /// Why a stream refused to start (settings it cannot carry), if one did.
+    var refusal: String? {
+        lock.withLock {
+            for reason in ended { if case .failed(let error) = reason { return error.description } }
+            return nil
+        }
+    }
+
+    /// Without a file: the media time the streams have taken so far, for the status line and the limit.
+    var capturedStatistics: RecordingStatistics {
+        var statistics = RecordingStatistics()
+        statistics.duration = outputs.map(\.statistics.durationSent).max() ?? .zero
+        return statistics
     }
 
     /// Why a required stream ended the recording, if one did.
@@ -134,6 +149,8 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
 struct StreamRequest {
     var destinations: [StreamDestination]
     var options: StreamingOptions
+    /// The file's container, when there is a file (its usual codec is the file's video).
+    var fileType: FileType?
     /// No file is recorded: the streams are the recording.
     var withoutFile: Bool
 }

@@ -27,23 +27,20 @@ struct StreamingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("How long connecting, or one write, may take before a stream counts as lost (default 5s).", valueName: "time"))
     var streamTimeout: DurationArgument?
 
-    /// The destinations, checked: scheme, host and port, and the host looked up.
-    func destinations() throws -> [StreamDestination] {
+    /// The destinations, checked: scheme, host and port, and (with
+    /// `resolving`) the host looked up.
+    func destinations(resolving: Bool = false) throws -> [StreamDestination] {
         var destinations: [StreamDestination] = []
         for url in stream {
             do throws(StreamDestinationError) {
                 let destination = try StreamDestination(url, format: streamFormat)
-                try destination.resolveHost()
+                if resolving { try destination.resolveHost() }
                 destinations.append(destination)
             } catch {
-                throw ValidationError("--stream \(Self.redacted(url)): \(error.description)")
+                throw ValidationError("--stream \(StreamDestination.redacted(url)): \(error.description)")
             }
         }
         return destinations
-    }
-
-    private static func redacted(_ url: String) -> String {
-        (try? StreamDestination(url))?.description ?? url
     }
 
     func validate() throws {
@@ -65,24 +62,28 @@ struct StreamingOptions: ParsableArguments {
         if let interval = streamKeyframeInterval, !(interval.time.seconds > 0) {
             throw ValidationError("--stream-keyframe-interval must be longer than 0, such as 2s")
         }
+        if let rate = streamAudioBitrate, rate.bytes < 8_000 {
+            throw ValidationError("--stream-audio-bitrate \(rate) is too low; use at least 8K, such as 128K")
+        }
         if let timeout = streamTimeout, timeout.time.seconds < 0.1 {
             throw ValidationError("--stream-timeout \(timeout) is too short; use at least 100ms, such as 5s")
         }
-        _ = try destinations()
+        // Checked once, before any device or file is opened (ArgumentParser validates the group).
+        _ = try destinations(resolving: true)
     }
 
     /// The streams' encoding: the file's (so that one encoder feeds both),
     /// unless a --stream- option asks for its own, or the file's video cannot
     /// be streamed (copied camera frames, a codec the container cannot carry).
-    func settings(from file: RecordingSettings, format: StreamFormat) -> RecordingSettings {
+    func settings(from file: RecordingSettings, fileType: FileType?, format: StreamFormat) -> RecordingSettings {
         var settings = file
         settings.realTime = true
         let codec: VideoCodec? = switch file.video {
         case .encode(let chosen): chosen
-        case .automatic: .h264
+        case .automatic: fileType.map(RecordingSettings.defaultVideoCodec(for:)) ?? .h264
         case .passthrough: nil
         }
-        let streamable = codec.map { format == .flv ? $0 == .h264 : ($0 == .h264 || $0 == .hevc) } ?? false
+        let streamable = codec.map { format.videoCodecs.contains($0 == .hevc ? "hevc" : $0.rawValue) } ?? false
         if !streamable {
             settings.video = .encode(.h264)
             settings.quality = nil
@@ -93,8 +94,9 @@ struct StreamingOptions: ParsableArguments {
         if let rate = streamVideoBitrate {
             settings.videoBitRate = Int(rate.bytes)
             settings.quality = nil
-            // A stream given a rate keeps to it: the rate is also its cap.
-            if settings.maxBitRate == nil { settings.maxBitRate = Int(rate.bytes) }
+            // A stream given a rate keeps to it: the rate is also its cap, over two seconds.
+            settings.maxBitRate = Int(rate.bytes)
+            settings.rateBufferSize = nil
         }
         if let streamPreset { settings.encoderPreset = streamPreset }
         settings.audioCodec = .aac

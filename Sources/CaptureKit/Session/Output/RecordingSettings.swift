@@ -50,8 +50,8 @@ public struct RecordingSettings: Sendable, Hashable {
 
     public init() {}
 
-    /// The container's usual video codec.
-    static func defaultVideoCodec(for fileType: FileType) -> VideoCodec {
+    /// The container's usual video codec (what `.automatic` encodes).
+    public static func defaultVideoCodec(for fileType: FileType) -> VideoCodec {
         fileType == .webm ? .vp9 : .h264
     }
 

@@ -14,8 +14,8 @@
 /// each connection at a keyframe. A movie output recording beside it is
 /// untouched by whatever the network does.
 public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: `lock` guards `sessionInputs`, `publisher`, `delegate`, `wanted`
-    // and `audioInput`; the settings are set before streaming starts.
+    // @unchecked: `lock` guards `sessionInputs`, `publisher`, `joined`, `audioInput`,
+    // `wanted`, `ended`, `lastStatistics` and `delegate`; the settings are set before streaming starts.
 
     /// Where the stream goes.
     public let destination: StreamDestination
@@ -43,7 +43,6 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     private var ended = false
     private var lastStatistics = LiveStreamStatistics()
     private weak var delegate: (any LiveStreamOutputDelegate)?
-    private let finished = Locked<[LiveStreamEndReason]>([])
 
     public init(destination: StreamDestination) {
         self.destination = destination
@@ -114,12 +113,16 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     }
 
     public override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
-        let (target, videoEnded, allEnded) = lock.withLock { () -> (StreamPublisher?, Bool, Bool) in
+        let (target, isVideoInput, allEnded) = lock.withLock { () -> (StreamPublisher?, Bool, Bool) in
             if audioInput === input { audioInput = nil }
-            let videoEnded = joined.map { $0.input === input } ?? true
-            return (publisher, joined?.input === input, videoEnded && audioInput == nil)
+            let isVideoInput = joined?.input === input
+            let noVideoLeft = joined == nil || isVideoInput
+            return (publisher, isVideoInput, noVideoLeft && audioInput == nil)
         }
-        if videoEnded { leaveStage() }
+        if isVideoInput {
+            leaveStage()
+            target?.videoDidEnd()
+        }
         if allEnded { target?.finish(.inputEnded(end)) }
     }
 
@@ -148,7 +151,10 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
             guard codec == .aac || (codec == .opus && destination.format != .flv) else {
                 throw .invalidSettings("a \(destination.format.rawValue) stream cannot carry \(codec.name) audio; use aac")
             }
-            audioSettings = AudioOutputSettings(codec: codec, sampleRate: codec == .opus ? 48000 : format.sampleRate, channels: min(format.channels, 2),
+            // AAC takes the usual rates up to 96 kHz; anything else is resampled to 48 kHz.
+            let aacRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
+            let rate = codec == .opus || !aacRates.contains(format.sampleRate) ? 48000 : format.sampleRate
+            audioSettings = AudioOutputSettings(codec: codec, sampleRate: rate, channels: min(format.channels, 2),
                                                 bitRate: settings.audioBitRate ?? 128_000)
         }
         let made = StreamPublisher(configuration: .init(destination: destination,

@@ -15,7 +15,7 @@ public enum StreamFormat: String, Sendable, Hashable, CaseIterable {
     var muxerName: String { rawValue }
 
     /// The video codecs the container carries, by libavcodec name.
-    var videoCodecs: Set<String> {
+    public var videoCodecs: Set<String> {
         switch self {
         case .flv: return ["h264"]
         case .mpegts, .rtsp: return ["h264", "hevc"]
@@ -71,8 +71,9 @@ public struct StreamDestination: Sendable, Hashable, CustomStringConvertible {
             throw .port(url)
         }
         let chosen = format ?? defaultFormat
-        // RTSP publishes with its own protocol; the others take a byte stream.
-        guard (chosen == .rtsp) == (scheme == "rtsp") else { throw .format(url, format: chosen) }
+        // RTSP publishes with its own protocol and RTMP carries FLV tags;
+        // SRT and UDP take any byte stream.
+        guard chosen == defaultFormat || ((scheme == "srt" || scheme == "udp") && chosen != .rtsp) else { throw .format(url, format: chosen) }
         self.url = url
         self.scheme = scheme
         self.host = String(host)
@@ -96,16 +97,26 @@ public struct StreamDestination: Sendable, Hashable, CustomStringConvertible {
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, nil, &hints, &result)
         if let result { freeaddrinfo(result) }
-        guard status == 0 else { throw .unknownHost(url, host: host, reason: String(cString: gai_strerror(status))) }
+        // A lookup that could not be made now (no network yet) is not a
+        // verdict: connecting will try again.
+        guard status == 0 || status == EAI_AGAIN else { throw .unknownHost(url, host: host, reason: String(cString: gai_strerror(status))) }
     }
 
     /// The URL with what may be secret left out (credentials, the stream key
     /// that ends the path, query parameters such as an SRT passphrase), for
     /// events and logs.
-    public var description: String {
-        var shown = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)"
-        if let port { shown += ":\(port)" }
-        let afterAuthority = url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" && $0 != "?" }
+    public var description: String { Self.redacted(url) }
+
+    /// `url` with its credentials, the last segment of its path and its
+    /// query left out; works on any text, also one that does not parse.
+    public static func redacted(_ url: String) -> String {
+        guard let separator = url.range(of: "://") else { return url.contains("/") ? String(url.prefix { $0 != "/" }) + "/…" : url }
+        let scheme = url[..<separator.lowerBound].lowercased()
+        let rest = url[separator.upperBound...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var shown = "\(scheme)://\(authority)"
+        let afterAuthority = rest.drop { $0 != "/" && $0 != "?" }
         let path = afterAuthority.prefix { $0 != "?" }
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         if segments.count > 1 {
@@ -129,12 +140,14 @@ public enum StreamDestinationError: Error, Sendable, Equatable, CustomStringConv
 
     public var description: String {
         switch self {
-        case .malformed(let url): return "'\(url)' is not a URL such as rtmp://server/live/key"
+        case .malformed(let url): return "'\(StreamDestination.redacted(url))' is not a URL such as rtmp://server/live/key"
         case .scheme(_, let scheme): return "cannot publish to '\(scheme)://'; use rtmp://, rtmps://, srt://, rtsp:// or udp://"
-        case .host(let url): return "'\(url)' names no valid host"
-        case .port(let url): return "'\(url)' needs a port from 1 to 65535 (srt:// and udp:// always do)"
-        case .format(_, let format):
-            return format == .rtsp ? "the rtsp format needs an rtsp:// URL" : "rtsp:// publishes in its own format, not \(format.rawValue)"
+        case .host(let url): return "'\(StreamDestination.redacted(url))' names no valid host"
+        case .port(let url): return "'\(StreamDestination.redacted(url))' needs a port from 1 to 65535 (srt:// and udp:// always do)"
+        case .format(let url, let format):
+            if format == .rtsp { return "the rtsp format needs an rtsp:// URL" }
+            let scheme = url.prefix { $0 != ":" }.lowercased()
+            return scheme == "rtsp" ? "rtsp:// publishes in its own format, not \(format.rawValue)" : "\(scheme):// carries FLV only, not \(format.rawValue)"
         case .unknownHost(_, let host, let reason): return "the host '\(host)' is not known (\(reason))"
         }
     }

@@ -23,7 +23,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         var queueCapacity: Int
     }
 
-    private enum Item {
+    enum Item {
         case video(VideoSampleBuffer)
         case audio(AudioSampleBuffer)
     }
@@ -34,12 +34,18 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         let queuedAt: Int64
     }
 
-    private struct Shared {
+    struct Shared {
         var statistics = LiveStreamStatistics()
         /// A keyframe is wanted at the next picture (a connection began, or video was dropped).
         var keyframeWanted = false
         /// Video was dropped at the queue: what follows cannot be decoded until a keyframe.
         var videoBroken = false
+        /// A keyframe is to be asked for once the queue has room again (asked
+        /// at once, it would be refused too, and a link slower than the
+        /// stream would turn every frame, the file's too, into a keyframe).
+        var keyframeOwed = false
+        /// The stream's video input has ended: audio alone goes on.
+        var videoEnded = false
         var ending: LiveStreamEndReason?
         /// Where the stream ends on the capture clock: what was captured from
         /// then on is not part of it (neither sent nor dropped).
@@ -50,7 +56,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
 
     let configuration: Configuration
     private let queue: BoundedQueue<Queued>
-    private let shared = Locked(Shared())
+    let shared = Locked(Shared())
     private let deadline = StreamDeadline()
     private let thread = Locked<CaptureThread?>(nil)
     private let events: @Sendable (Event) -> Void
@@ -64,13 +70,13 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     }
 
     // MARK: The stream's thread
-    private var muxer: StreamMuxer?
-    private var audioEncoder: AudioEncoder?
+    var muxer: StreamMuxer?
+    var audioEncoder: AudioEncoder?
     /// The current connection's time zero: its first keyframe's capture time.
-    private var origin: MediaTime?
+    var origin: MediaTime?
     /// When the stream's first sample was captured, connected or not (`maxDuration` counts from it).
     private var firstOrigin: MediaTime?
-    private var lastSentTime: MediaTime?
+    var lastSentTime: MediaTime?
     private var needsKeyframe = true
     private var parameterSets: [UInt8]?
     /// Audio that came before the connection's first keyframe (encoded video
@@ -79,6 +85,12 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     private var attempt = 0
     private var retryAt: Int64?
     private var everConnected = false
+    /// Bytes sent over the connections before this one.
+    var sentBefore: Int64 = 0
+    /// Media time sent over the connections before this one.
+    var durationBefore: MediaTime = .zero
+    /// The stream time of the last frame sent on this connection.
+    private var previousFrameTime: Int64?
 
     init(configuration: Configuration, events: @escaping @Sendable (Event) -> Void) {
         self.configuration = configuration
@@ -129,7 +141,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
             shared.withLock { shared in
                 shared.statistics.droppedVideoFrames += 1
                 shared.videoBroken = true
-                shared.keyframeWanted = true
+                shared.keyframeOwed = true
             }
         }
     }
@@ -150,10 +162,19 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
                 shared.drainDeadline = MonotonicClock.nowNanoseconds() + configuration.policy.drainTime.nanoseconds.value
             }
         }
+        // A connection or write under way gives up at the drain deadline too.
+        if let cutoff = shared.withLock({ $0.drainDeadline }) { deadline.cut(at: cutoff) }
         queue.close()
     }
 
     func join() { thread.withLock { $0 }?.join() }
+
+    /// The video input ended (a camera went away): the stream goes on with audio alone.
+    func videoDidEnd() { shared.withLock { $0.videoEnded = true } }
+
+    /// Whether video leads the stream (its time zero, its limit): it has a
+    /// video input that has not ended.
+    private var videoLeads: Bool { configuration.video != nil && !shared.withLock { $0.videoEnded } }
 
     // MARK: The stream's thread
 
@@ -162,6 +183,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
             let wait = retryAt.map { max(0, $0 - MonotonicClock.nowNanoseconds()) }
             let queued = queue.take(timeoutNanoseconds: wait)
             if queued == nil && queue.isClosed && queue.isEmpty { break }
+            askForOwedKeyframe()
             if shared.withLock({ $0.ending }) != nil {
                 // Stopping: send what is queued while the connection holds; no new attempts.
                 guard let queued, isBeforeEnd(queued.item) else { continue }
@@ -183,17 +205,26 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         return shared.withLock { $0.endTime }.map { time.nanoseconds.value < $0 } ?? true
     }
 
+    /// After an overflow, a keyframe is asked for once the queue is half empty.
+    private func askForOwedKeyframe() {
+        guard shared.withLock({ $0.keyframeOwed }), queue.queuedCount <= queue.capacity / 2 else { return }
+        shared.withLock { shared in
+            shared.keyframeOwed = false
+            shared.keyframeWanted = true
+        }
+    }
+
     private var drainTimeIsUp: Bool {
         shared.withLock { $0.drainDeadline }.map { MonotonicClock.nowNanoseconds() >= $0 } ?? false
     }
 
     /// Whether everything the header needs is known: the video's parameter sets.
-    private var canConnect: Bool { configuration.video == nil || parameterSets != nil }
+    private var canConnect: Bool { !videoLeads || parameterSets != nil }
 
     private func handle(_ item: Item) {
         switch item {
-        case .video(let sample) where reachesLimit(sample.presentationTime): return
-        case .audio(let audio) where reachesLimit(audio.presentationTime): return
+        case .video(let sample) where reachesLimit(sample.presentationTime, isVideo: true): return
+        case .audio(let audio) where reachesLimit(audio.presentationTime, isVideo: false): return
         case .video(let sample):
             if sample.isKeyframe, let sets = Self.parameterSets(of: sample) { parameterSets = sets }
             if muxer == nil, retryAt == nil, canConnect { connect() }
@@ -202,9 +233,9 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
             if origin == nil { begin(at: sample.presentationTime) }
             send(sample)
         case .audio(let audio):
-            if configuration.video == nil, muxer == nil, retryAt == nil { connect() }
+            if !videoLeads, muxer == nil, retryAt == nil { connect() }
             guard muxer != nil else { return drop(item) }
-            if configuration.video == nil, origin == nil { begin(at: audio.presentationTime) }
+            if !videoLeads, origin == nil { begin(at: audio.presentationTime) }
             guard origin != nil else {
                 pendingAudio.append(audio)
                 trimPendingAudio()
@@ -231,7 +262,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         }
     }
 
-    private func drop(_ item: Item) {
+    func drop(_ item: Item) {
         shared.withLock { shared in
             switch item {
             case .video: shared.statistics.droppedVideoFrames += 1
@@ -240,7 +271,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         }
     }
 
-    private var writeTimeout: Int64 {
+    var writeTimeout: Int64 {
         let timeout = configuration.policy.timeout.nanoseconds.value
         guard let drain = shared.withLock({ $0.drainDeadline }) else { return timeout }
         return max(1, min(timeout, drain - MonotonicClock.nowNanoseconds()))
@@ -261,75 +292,30 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         // own, it lasts as long as the step from the frame before).
         let step = sample.duration?.nanoseconds.value ?? previousFrameTime.map { time - $0 } ?? 0
         previousFrameTime = time
-        let end = time + step
+        shared.withLock { $0.statistics.videoFramesSent += 1 }
+        advanceSent(to: time + step, muxer: muxer)
+    }
+
+    /// What was sent reaches `end` nanoseconds into this connection.
+    func advanceSent(to end: Int64, muxer: StreamMuxer) {
+        guard let origin, end > (lastSentTime.map { $0.nanoseconds.value - origin.nanoseconds.value } ?? -1) else {
+            shared.withLock { $0.statistics.bytesSent = sentBefore + muxer.bytesWritten }
+            return
+        }
         lastSentTime = MediaTime(value: origin.nanoseconds.value + end, timescale: MonotonicClock.timescale)
         let duration = durationBefore + MediaTime(value: end, timescale: MonotonicClock.timescale)
+        let bytes = sentBefore + muxer.bytesWritten
         shared.withLock { shared in
-            shared.statistics.videoFramesSent += 1
-            shared.statistics.bytesSent = sentBefore + muxer.bytesWritten
+            shared.statistics.bytesSent = bytes
             shared.statistics.durationSent = duration
         }
     }
 
-    /// Bytes sent over the connections before this one.
-    private var sentBefore: Int64 = 0
-    /// Media time sent over the connections before this one.
-    private var durationBefore: MediaTime = .zero
-    /// The stream time of the last frame sent on this connection.
-    private var previousFrameTime: Int64?
-
-    private func encode(_ audio: AudioSampleBuffer) {
-        guard let muxer, let origin, let encoder = audioEncoder else { return drop(.audio(audio)) }
-        let rate = Int64(audio.sampleRate)
-        var skip = 0
-        let start = audio.presentationTime.nanoseconds.value - origin.nanoseconds.value
-        // Samples from before the connection's first frame are not part of it.
-        if start < 0 { skip = Int((-start * rate + 999_999_999) / 1_000_000_000) }
-        guard skip < audio.frameCount else { return }
-        let time = max(0, start) * Int64(encoder.sampleRate) / 1_000_000_000
-        let bytesPerSample = audio.format.bytesPerSample
-        let count = audio.frameCount - skip
-        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 16)
-        guard let base = audio.bytes.baseAddress else { return }
-        if audio.format.isPlanar {
-            for channel in 0..<audio.channels {
-                planes[channel] = UnsafePointer((base + (channel * audio.frameCount + skip) * bytesPerSample).assumingMemoryBound(to: UInt8.self))
-            }
-        } else {
-            planes[0] = UnsafePointer((base + skip * bytesPerSample * audio.channels).assumingMemoryBound(to: UInt8.self))
-        }
-        var failure: WriterError?
-        let timeout = writeTimeout
-        do throws(WriterError) {
-            try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
-                                   channels: Int32(audio.channels), time: time) { packet throws(WriterError) in
-                    try self.sendAudio(packet, into: muxer, timeout: timeout)
-                }
-            }
-        } catch {
-            failure = error
-        }
-        if let failure {
-            if case .stream = failure { return lose(failure) }
-            return end(failing: failure)
-        }
-    }
-
-    private func sendAudio(_ packet: UnsafeMutablePointer<AVPacket>, into muxer: StreamMuxer, timeout: Int64) throws(WriterError) {
-        try muxer.writeAudio(packet, timeout: timeout)
-        let samples = packet.pointee.duration
-        shared.withLock { shared in
-            shared.statistics.audioSamplesSent += samples
-            shared.statistics.bytesSent = sentBefore + muxer.bytesWritten
-        }
-    }
-
     /// Whether `time` is at or past `maxDuration` from the stream's first
-    /// sample (the network's state aside: a limit counts captured media
-    /// time); the stream then ends there.
-    private func reachesLimit(_ time: MediaTime) -> Bool {
-        if firstOrigin == nil { firstOrigin = time }
+    /// frame (its first sample, without video), the network's state aside:
+    /// a limit counts captured media time. The stream then ends there.
+    private func reachesLimit(_ time: MediaTime, isVideo: Bool) -> Bool {
+        if firstOrigin == nil, isVideo || !videoLeads { firstOrigin = time }
         guard let firstOrigin, configuration.maxDuration.isNumeric else { return false }
         let end = firstOrigin.nanoseconds.value + configuration.maxDuration.nanoseconds.value
         guard time.nanoseconds.value >= end else { return false }
@@ -367,14 +353,16 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         events(.connected)
     }
 
-    /// The connection was lost while sending.
-    private func lose(_ error: WriterError) {
+    /// The connection was lost while sending (or, when stopping, cut off at the drain deadline).
+    func lose(_ error: WriterError) {
         closeConnection(gracefully: false)
+        guard shared.withLock({ $0.ending }) == nil else { return }
         fail(error)
     }
 
     /// A failed attempt or a lost connection: the next attempt is scheduled.
     private func fail(_ error: WriterError) {
+        guard shared.withLock({ $0.ending }) == nil else { return }
         attempt += 1
         let delay = configuration.policy.delay(beforeAttempt: attempt)
         retryAt = MonotonicClock.nowNanoseconds() + delay.nanoseconds.value
@@ -384,7 +372,7 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
             shared.statistics.lastError = error
         }
         events(.disconnected(error))
-        if shared.withLock({ $0.ending }) == nil { events(.reconnecting(after: delay, attempt: attempt)) }
+        events(.reconnecting(after: delay, attempt: attempt))
     }
 
     private func closeConnection(gracefully: Bool) {
@@ -409,19 +397,19 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
         origin = nil
         lastSentTime = nil
         previousFrameTime = nil
+        for audio in pendingAudio { drop(.audio(audio)) }
         pendingAudio = []
     }
 
     /// Something no new connection mends: the stream ends with it.
-    private func end(failing error: WriterError) {
+    func end(failing error: WriterError) {
+        shared.withLock { $0.statistics.lastError = error }
         finish(.failed(error))
         closeConnection(gracefully: false)
     }
 
     private func end() {
         closeConnection(gracefully: true)
-        for audio in pendingAudio { drop(.audio(audio)) }
-        pendingAudio = []
         let (reason, statistics) = shared.withLock { shared in
             shared.statistics.state = .finished
             shared.statistics.queueLatency = .zero
