@@ -23,6 +23,7 @@ struct RecordRequest {
     var progressInterval: MediaTime
     var extraMetadata: [MetadataItem]
     var holdsConfigurationLock: Bool
+    var triggers: TriggerOptions
 
     init(command: Capctl.Record) {
         video = command.video?.specifier
@@ -47,6 +48,7 @@ struct RecordRequest {
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
         progressInterval = command.progressInterval.time
         holdsConfigurationLock = !command.noLock
+        triggers = command.trigger
         extraMetadata = command.metadata.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
@@ -66,6 +68,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     private var endReason: RecordingStopReason = .stopped
     private var endError: RecordingError?
     private var interrupts = 0
+    private var triggers: RecordingTriggers?
 
     init(request: RecordRequest) {
         self.request = request
@@ -110,11 +113,20 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         output.segmentDuration = request.segmentDuration ?? .invalid
         output.segmentFileSize = request.segmentSize ?? 0
         output.overwritesExistingFiles = request.overwrite
+        request.triggers.configure(output)
+        reporter.showsPreRoll = request.triggers.preRoll != nil
+        let triggers = RecordingTriggers(options: request.triggers, output: output, reporter: reporter)
+        lock.withLock { self.triggers = triggers }
+        if triggers.detector != nil && request.video == nil {
+            throw CommandFailure("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)
+        }
         if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil {
             output.startRecording(toTemplate: template, recordingDelegate: self)
         } else {
             output.startRecording(to: request.output, recordingDelegate: self)
         }
+        // Asked before the first sample: nothing is written until a resume.
+        if request.triggers.startPaused { triggers.pause(.start) }
 
         let signals = try SignalEvents([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]) { [weak self, weak output] signal in
             guard let self, let output else { return }
@@ -128,8 +140,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
                 }
                 output.stopRecording()
             case SIGHUP: output.switchToNextFile()
-            case SIGUSR1: output.pauseRecording()
-            case SIGUSR2: output.resumeRecording()
+            case SIGUSR1: triggers.pause(.signal)
+            case SIGUSR2: triggers.resume(.signal)
             default: break
             }
         }
@@ -141,6 +153,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         let session = CaptureSession()
         for input in inputs { session.addInput(input) }
         session.addOutput(output)
+        if let detector = triggers.detector { session.addOutput(detector.output) }
         do {
             try session.startRunning()
         } catch {
@@ -209,11 +222,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     // MARK: Recording delegate
 
     func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String) {
-        reporter.paused(path: path, statistics: output.statistics)
+        reporter.paused(path: path, statistics: output.statistics, cause: lock.withLock { triggers }?.takePauseCause())
     }
 
     func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String) {
-        reporter.resumed(path: path, statistics: output.statistics)
+        reporter.resumed(path: path, statistics: output.statistics, cause: lock.withLock { triggers }?.takeResumeCause())
     }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
