@@ -121,6 +121,13 @@ extension FileRecording {
     }
 
     func finish(_ file: RecordingFileWriter) {
+        if paused, file.lastSession == nil, file.writer.status == .writing {
+            // Paused from its start to its end (started paused and never
+            // resumed, or switched to while paused): nothing was recorded
+            // into it, so no file is left behind.
+            file.writer.cancelWriting()
+            return
+        }
         var error: RecordingError?
         let before = file.videoWriterCounts
         if file.writer.status == .writing {
