@@ -19,16 +19,21 @@ struct MotionAnalyzer {
     private var background: [Float] = []
     private var backgroundSize = (width: 0, height: 0)
     private var lastTime: MediaTime?
+    private var firstTime: MediaTime?
 
-    /// The score of `thumbnail` taken at `time` (0 for the first, which
-    /// becomes the background), and the background updated with it.
+    /// The score of `thumbnail` taken at `time`, and the background updated
+    /// with it. The first frame becomes the background, and frames score 0
+    /// for one time constant after it, while the background settles (one
+    /// picture holds its noise; a running mean of many does not).
     mutating func score(_ thumbnail: LumaThumbnail, at time: MediaTime) -> Double {
         defer { lastTime = time }
-        guard backgroundSize == (thumbnail.width, thumbnail.height), let lastTime, time > lastTime else {
+        guard backgroundSize == (thumbnail.width, thumbnail.height), let lastTime, let firstTime, time > lastTime else {
             background = thumbnail.values
             backgroundSize = (thumbnail.width, thumbnail.height)
+            firstTime = time
             return 0
         }
+        let settling = (time - firstTime).seconds < backgroundTimeConstant
         let count = thumbnail.values.count
         var shift: Float = 0
         for index in 0..<count { shift += thumbnail.values[index] - background[index] }
@@ -39,10 +44,10 @@ struct MotionAnalyzer {
         var changed = 0
         for index in 0..<count {
             let difference = thumbnail.values[index] - background[index]
-            let moved = abs(difference - shift) > cellThreshold
+            let moved = !settling && abs(difference - shift) > cellThreshold
             if moved { changed += 1 }
             background[index] += (moved ? weight / 4 : weight) * difference
         }
-        return Double(changed) * 100 / Double(count)
+        return settling ? 0 : Double(changed) * 100 / Double(count)
     }
 }

@@ -21,7 +21,8 @@ public protocol MotionDetectorDelegate: AnyObject, Sendable {
 /// The score takes out what every part of the picture shares (light
 /// getting brighter or darker) and averages sensor noise away in the
 /// cells of the small picture; the background follows the picture within
-/// about a second, so slow changes of light fade into it.
+/// about a second, so slow changes of light fade into it. The first second
+/// of frames builds the background and cannot start motion.
 public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @unchecked Sendable {
     // @unchecked: the analysis state is used only on the output's thread; what other threads read is behind `shared`.
 

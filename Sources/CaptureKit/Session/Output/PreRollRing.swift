@@ -171,6 +171,11 @@ final class PreRollRing: CompressedVideoSink {
 
     func compressionStage(_ stage: VideoCompressionStage, didEncode sample: VideoSampleBuffer) {
         guard let index = stages.withLock({ $0.first { $0.stage === stage }?.index }) else { return }
+        keep(sample, index: index)
+    }
+
+    /// A compressed frame of input `index`, kept while armed (from a keyframe on).
+    func keep(_ sample: VideoSampleBuffer, index: Int) {
         state.withLock { state in
             guard state.armed, sample.presentationTime >= state.from else { return }
             // A ring begins at a keyframe: frames before one could not be decoded.
