@@ -102,4 +102,15 @@ import Testing
         #expect(finished["files"] as? [String] == [])
         #expect(scratch.contents == ["noise.y4m"])
     }
+
+    /// The detector reads raw pictures: a camera of compressed ones is refused before anything is written.
+    @Test func aCameraOfCompressedPicturesIsRefused() throws {
+        let scratch = try RecordScratch()
+        let made = try testPatternClip(["-t", "1", "-c:v", "mjpeg", "-f", "mjpeg", scratch.file("clip.mjpeg")])
+        try #require(made.status == 0)
+        let result = try CapctlRun.run(["record", "--video", "file:clip.mjpeg", "--resume-on", "motion", "out.mp4"], in: scratch.url)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--resume-on motion reads raw pictures and this camera sends mjpeg"), "\(result.stderr)")
+        #expect(scratch.contents == ["clip.mjpeg"])
+    }
 }

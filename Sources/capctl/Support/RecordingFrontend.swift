@@ -152,13 +152,22 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         // then, so that nothing captured is missed), or fails it.
         let session = CaptureSession()
         for input in inputs { session.addInput(input) }
-        session.addOutput(output)
-        if let detector = triggers.detector { session.addOutput(detector.output) }
+        // With a motion detector, the file output joins once the camera is
+        // known to send pictures it can read (see `checkMotionInput`).
+        if let detector = triggers.detector { session.addOutput(detector.output) } else { session.addOutput(output) }
         do {
             try session.startRunning()
         } catch {
             if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
             throw CommandFailure(error)
+        }
+        if triggers.detector != nil {
+            try checkMotionInput(inputs: inputs, session: session)
+            session.addOutput(output)
+            if let refused = lock.withLock({ endError }) {
+                session.stopRunning()
+                throw CommandFailure(refused)
+            }
         }
         reporter.started(files: [output.outputFilePath ?? request.output], inputs: inputs, limits: limits)
 
@@ -175,6 +184,17 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         let status = exitStatus(reason: reason, error: error)
         reporter.finished(statistics, reason: reason, error: error, status: status)
         return status
+    }
+
+    /// The motion detector reads a picture's luma from raw frames: a camera
+    /// that sends compressed ones (settled once the session runs) is refused
+    /// before anything is recorded.
+    private func checkMotionInput(inputs: [CaptureInput], session: CaptureSession) throws {
+        guard let camera = inputs.first(where: { $0.mediaType == .video }),
+              case .compressed(let codec)? = camera.source.videoFormat?.layout else { return }
+        session.stopRunning()
+        throw CommandFailure("\(camera.source.path): --resume-on motion reads raw pictures and this camera sends \(codec); choose a raw --pixel-format such as YUYV",
+                             status: .usage)
     }
 
     private var limits: RecordingReporter.Limits {
