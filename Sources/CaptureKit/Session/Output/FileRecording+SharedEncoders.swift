@@ -15,7 +15,7 @@ extension FileRecording {
         for (index, input) in allInputs.enumerated() {
             guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else {
                 if ring != nil, input.mediaType == .video, recordedMediaTypes.contains(.video) {
-                    throw .unsupported("a pre-roll keeps video as the shared encoder compresses it; video copied as the camera sends it cannot be kept: record with an encoder (not copy)")
+                    throw .unsupported("a pre-roll keeps video as a shared live encoder compresses it (H.264, HEVC or MJPEG from a live source, without B-frames); this recording's video is copied or encoded per file: record H.264 live instead")
                 }
                 continue
             }
