@@ -43,8 +43,9 @@ struct LumaThumbnail: Sendable {
         let cell = max(1, sample.width / Self.columns)
         let width = sample.width / cell, height = sample.height / cell
         guard width > 0, height > 0 else { return nil }
-        // Every other pixel of every other row: enough for a cell's mean, half the reads.
-        let skip = cell >= 4 ? 2 : 1
+        // About four pixels of four rows of each cell: enough for its mean,
+        // and the reads a frame costs stay the same at any size.
+        let skip = max(1, cell / 4)
         var values = [Float](repeating: 0, count: width * height)
         let perCell = Float(((cell + skip - 1) / skip) * ((cell + skip - 1) / skip))
         for row in 0..<height {
