@@ -40,6 +40,25 @@ extension Capctl {
             once (status 130), leaving the file readable up to its last fragment. SIGUSR1 pauses \
             (the paused time is left out of the file), SIGUSR2 resumes.
 
+            PRE-ROLL AND TRIGGERS
+              --start-paused opens the devices and arms the recording, but writes nothing until \
+            it is resumed. --pre-roll TIME keeps, while paused, the last TIME of encoded media in \
+            memory, beginning at a keyframe (so at least TIME, at most TIME and one keyframe \
+            interval; with a pre-roll the encoder makes a keyframe at least every second, or \
+            every --keyframe-interval); a resume writes it first and the file goes on without a \
+            gap or a repeated frame, its audio cut to match. It holds at most --pre-roll-memory \
+            (default 128MiB; past it the oldest media goes first, counted in progress). \
+            --resume-on motion[:PERCENT] watches the camera's picture and resumes when PERCENT of \
+            it (default 1) changes against a background that follows slow changes of light; \
+            --pause-after-still TIME pauses again once it has been still that long (default 5s), \
+            and --min-event TIME lets motion count only once it has lasted that long. \
+            --file-per-event starts a new file from OUT's template at each resume after the \
+            first, so each event with its pre-roll is a file of its own. Events: motion-started \
+            and motion-ended with score (percent of the picture changed); paused and resumed \
+            carry cause (start, signal, motion, still) and resumed, with a pre-roll, preRoll \
+            (seconds written from before the resume); progress carries preRoll (duration, bytes, \
+            dropped).
+
             CRASH SAFETY
               MP4 and MOV files are written as 1-second fragments by default, so a recording that is \
             killed or loses power keeps all but about the last second; --fragment-interval changes \
@@ -69,7 +88,7 @@ extension Capctl {
               On a terminal, one status line refreshes (media time, size, frame rate, dropped \
             samples, bit rate, what is left of each limit). Otherwise, or with --progress json, one \
             JSON object a line: started, progress (every --progress-interval), paused, resumed, \
-            segment (a file finished), finished. finished carries reason (stopped, max-duration, \
+            motion-started, motion-ended, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
             bytes, frames, dropped, audioSamples and, after an error, error. The summary is always \
             printed, also after an error.
@@ -117,6 +136,8 @@ extension Capctl {
         var segmentSize: ByteCountArgument?
 
         @OptionGroup var encoding: EncodingOptions
+
+        @OptionGroup var trigger: TriggerOptions
 
         @Option(name: .long, help: ArgumentHelp("Add metadata to the file; repeatable.", valueName: "key=value"))
         var metadata: [String] = []
@@ -176,6 +197,11 @@ extension Capctl {
             }
             if audioAlternates && audio.count < 2 {
                 throw ValidationError("--audio-alternates needs two or more --audio devices")
+            }
+            if let out {
+                try trigger.validate(out: out, copiesVideo: encoding.videoCodec?.lowercased() == "copy")
+            } else if trigger.startPaused || trigger.preRoll != nil || trigger.resumeOn != nil || trigger.filePerEvent {
+                throw ValidationError("pausing, pre-roll and motion triggers apply to a file; give OUT too")
             }
         }
 

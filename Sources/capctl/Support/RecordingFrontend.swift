@@ -25,6 +25,7 @@ struct RecordRequest {
     var progressInterval: MediaTime
     var extraMetadata: [MetadataItem]
     var holdsConfigurationLock: Bool
+    var triggers: TriggerOptions
 
     init(command: Capctl.Record) {
         video = command.video?.specifier
@@ -54,6 +55,7 @@ struct RecordRequest {
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
         progressInterval = command.progressInterval.time
         holdsConfigurationLock = !command.noLock
+        triggers = command.trigger
         extraMetadata = command.metadata.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
@@ -73,6 +75,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     private var endReason: RecordingStopReason = .stopped
     private var endError: RecordingError?
     private var interrupts = 0
+    private var triggers: RecordingTriggers?
 
     init(request: RecordRequest) {
         self.request = request
@@ -109,6 +112,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         if let path = request.output, let template {
             output = try makeFileOutput(path: path, template: template, inputs: inputs)
         }
+        let triggers = lock.withLock { self.triggers }
         let streams = request.streams.map { streamRequest in
             RecordingStreams(streamRequest, fileSettings: request.settings, maxDuration: request.maxDuration, reporter: reporter) { [weak self, weak output] in
                 guard let self else { return }
@@ -128,8 +132,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
                 }
                 if let output { output.stopRecording() } else { self.done.signal() }
             case SIGHUP: output?.switchToNextFile()
-            case SIGUSR1: output?.pauseRecording()
-            case SIGUSR2: output?.resumeRecording()
+            case SIGUSR1: triggers?.pause(.signal)
+            case SIGUSR2: triggers?.resume(.signal)
             default: break
             }
         }
@@ -142,13 +146,23 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         for input in inputs { session.addInput(input) }
         // Streams first: settings a stream cannot take stop the start before the file is created.
         streams?.start(on: session)
-        if let output { session.addOutput(output) }
+        // With a motion detector, the file output joins once the camera is
+        // known to send pictures it can read (see `checkMotionInput`).
+        if let detector = triggers?.detector { session.addOutput(detector.output) } else if let output { session.addOutput(output) }
         do {
             try session.startRunning()
         } catch {
             if let refused = streams?.refusal { throw CommandFailure(refused, status: .usage) }
             if let refused = lock.withLock({ endError }) { throw CommandFailure(refused) }
             throw CommandFailure(error)
+        }
+        if triggers?.detector != nil, let output {
+            try checkMotionInput(inputs: inputs, session: session)
+            session.addOutput(output)
+            if let refused = lock.withLock({ endError }) {
+                session.stopRunning()
+                throw CommandFailure(refused)
+            }
         }
         let files = output.map { [$0.outputFilePath ?? request.output ?? ""] } ?? []
         reporter.started(files: files, inputs: inputs, limits: limits, streams: streams?.urls ?? [])
@@ -202,12 +216,32 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         output.segmentDuration = request.segmentDuration ?? .invalid
         output.segmentFileSize = request.segmentSize ?? 0
         output.overwritesExistingFiles = request.overwrite
+        request.triggers.configure(output)
+        reporter.showsPreRoll = request.triggers.preRoll != nil
+        let triggers = RecordingTriggers(options: request.triggers, output: output, reporter: reporter)
+        lock.withLock { self.triggers = triggers }
+        if triggers.detector != nil && request.video == nil {
+            throw CommandFailure("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)
+        }
         if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil {
             output.startRecording(toTemplate: template, recordingDelegate: self)
         } else {
             output.startRecording(to: path, recordingDelegate: self)
         }
+        // Asked before the first sample: nothing is written until a resume.
+        if request.triggers.startPaused { triggers.pause(.start) }
         return output
+    }
+
+    /// The motion detector reads a picture's luma from raw frames: a camera
+    /// that sends compressed ones (settled once the session runs) is refused
+    /// before anything is recorded.
+    private func checkMotionInput(inputs: [CaptureInput], session: CaptureSession) throws {
+        guard let camera = inputs.first(where: { $0.mediaType == .video }),
+              case .compressed(let codec)? = camera.source.videoFormat?.layout else { return }
+        session.stopRunning()
+        throw CommandFailure("\(camera.source.path): --resume-on motion reads raw pictures and this camera sends \(codec); choose a raw --pixel-format such as YUYV",
+                             status: .usage)
     }
 
     private var limits: RecordingReporter.Limits {
@@ -255,11 +289,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     // MARK: Recording delegate
 
     func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String) {
-        reporter.paused(path: path, statistics: output.statistics)
+        reporter.paused(path: path, statistics: output.statistics, cause: lock.withLock { triggers }?.takePauseCause())
     }
 
     func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String) {
-        reporter.resumed(path: path, statistics: output.statistics)
+        reporter.resumed(path: path, statistics: output.statistics, cause: lock.withLock { triggers }?.takeResumeCause())
     }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {

@@ -16,6 +16,8 @@ final class RecordingReporter: @unchecked Sendable {
     }
 
     let style: ProgressStyle
+    /// Whether progress says what the pre-roll holds (--pre-roll); set before the recording starts.
+    var showsPreRoll = false
     private let lock = NSLock()
     private var lineShown = false
     private var lastFrames = 0
@@ -69,7 +71,8 @@ final class RecordingReporter: @unchecked Sendable {
         let event = ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
                                   frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
                                   bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
-                                  file: statistics.files.count + 1, remaining: remaining, streams: streams.isEmpty ? nil : streams)
+                                  file: statistics.files.count + 1, remaining: remaining,
+                                  preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams)
         if style == .json {
             try? JSONOutput.printLine(event)
             return
@@ -80,6 +83,9 @@ final class RecordingReporter: @unchecked Sendable {
         if let duration = remaining.duration { left.append(formatClock(duration)) }
         if let size = remaining.size { left.append(formatBytes(size)) }
         if !left.isEmpty { parts.append("left " + left.joined(separator: " / ")) }
+        if showsPreRoll && statistics.isPaused {
+            parts.append(String(format: "pre-roll %.1fs", statistics.preRollDuration.seconds) + " " + formatBytes(Int64(statistics.preRollBytes)))
+        }
         for (index, stream) in streams.enumerated() { parts.append(Self.streamText(stream, index: index + 1)) }
         lock.withLock {
             // \r and erase-to-end: the line refreshes in place.
@@ -89,12 +95,24 @@ final class RecordingReporter: @unchecked Sendable {
         }
     }
 
-    func paused(path: String, statistics: RecordingStatistics) {
-        emit(StateEvent(event: "paused", time: EventTime.now(), file: path, duration: statistics.duration.seconds)) { "paused \(path) at \(formatClock(statistics.duration.seconds))" }
+    func paused(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+        emit(StateEvent(event: "paused", time: EventTime.now(), file: path, duration: statistics.duration.seconds, cause: cause)) {
+            "paused \(path) at \(formatClock(statistics.duration.seconds))" + (cause.map { " (\($0.rawValue))" } ?? "")
+        }
     }
 
-    func resumed(path: String, statistics: RecordingStatistics) {
-        emit(StateEvent(event: "resumed", time: EventTime.now(), file: path, duration: statistics.duration.seconds)) { "resumed \(path)" }
+    func resumed(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+        let preRoll = showsPreRoll ? statistics.lastPreRoll.seconds : nil
+        emit(StateEvent(event: "resumed", time: EventTime.now(), file: path, duration: statistics.duration.seconds, cause: cause, preRoll: preRoll)) {
+            "resumed \(path)" + (cause.map { " (\($0.rawValue))" } ?? "") + (preRoll.map { String(format: " with %.2fs of pre-roll", $0) } ?? "")
+        }
+    }
+
+    /// The motion detector saw motion begin or end; `score` is the share of the picture (percent) that changed.
+    func motion(started: Bool, score: Double) {
+        emit(MotionEvent(event: started ? "motion-started" : "motion-ended", time: EventTime.now(), score: score.rounded(toPlaces: 2))) {
+            String(format: "motion %@ (%.1f%% of the picture changed)", started ? "started" : "ended", score)
+        }
     }
 
     func segment(_ file: RecordedFile, error: RecordingError?) {
@@ -186,7 +204,30 @@ final class RecordingReporter: @unchecked Sendable {
         var paused: Bool
         var file: Int
         var remaining: Remaining
+        /// With --pre-roll: what it holds now.
+        var preRoll: PreRollHeld?
         var streams: [StreamStatus]?
+    }
+
+    /// What a pre-roll holds: media time from its keyframe, bytes, and
+    /// what it let go to stay within --pre-roll-memory.
+    struct PreRollHeld: Encodable {
+        var duration: Double
+        var bytes: Int
+        var dropped: Int
+
+        init(_ statistics: RecordingStatistics) {
+            duration = statistics.preRollDuration.seconds
+            bytes = statistics.preRollBytes
+            dropped = statistics.droppedFromPreRoll
+        }
+    }
+
+    struct MotionEvent: Encodable {
+        var event: String
+        var time: String
+        /// Percent of the picture changed (for motion-ended, the highest of the event).
+        var score: Double
     }
 
     struct StateEvent: Encodable {
@@ -194,6 +235,10 @@ final class RecordingReporter: @unchecked Sendable {
         var time: String
         var file: String
         var duration: Double
+        /// What paused or resumed it: start, signal, motion, still.
+        var cause: PauseCause?
+        /// With --pre-roll, on resume: the media time written from before the resume.
+        var preRoll: Double?
     }
 
     struct SegmentEvent: Encodable {

@@ -46,6 +46,24 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public var sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     /// How many samples may wait for the writing thread before new ones are dropped.
     public var queueCapacity = 240
+    /// A pre-roll (pre-record buffer): while the recording is paused, the
+    /// latest stretch of this much media is kept in memory, beginning at a
+    /// keyframe (so at least this long once that much has passed, at most
+    /// one keyframe interval longer); a resume writes it first, and the
+    /// recording goes on from it without a gap or a repeated sample. Audio
+    /// is kept raw and cut where the video begins. Invalid or zero: none.
+    /// Video must come from an encoder (not copied from the camera).
+    public var preRollDuration: MediaTime = .invalid
+    /// The most bytes of media the pre-roll holds; past it the oldest
+    /// stretch (keyframe to keyframe) is let go and counted
+    /// (`RecordingStatistics.droppedFromPreRoll`).
+    public var preRollMemoryLimit = CaptureFileOutput.defaultPreRollMemoryLimit
+    /// 128 MiB: 30 s of 1080p video at 30 Mb/s with its audio.
+    public static let defaultPreRollMemoryLimit = 128 * 1_048_576
+    /// Each resume after the first stretch of a recording begins a new file
+    /// (the next one the template names), so that each stretch, with its
+    /// pre-roll, is a file that plays on its own.
+    public var startsNewFileOnResume = false
 
     /// The media types this output records.
     open var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
@@ -128,6 +146,9 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Leaves what comes next out of the file, from the next video frame on.
+    /// Called right after `startRecording`, the recording begins paused:
+    /// nothing is written until `resumeRecording()` (the pre-roll, if any,
+    /// fills meanwhile).
     public func pauseRecording() { current?.pause() }
 
     public func resumeRecording() { current?.resume() }

@@ -21,17 +21,41 @@ extension FileRecording {
                 file.lastSession?.end = end
             }
             lock.withLock { stats.isPaused = true }
+            preRoll?.arm(from: time)
             delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
         case .resume:
             guard paused else { return }
-            paused = false
-            lock.withLock { stats.isPaused = false }
-            startSession(file, at: max(time, file.latestEnd ?? time))
-            delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
+            resume(file, at: time)
         case .switchFile(let path):
             switchFile(from: file, at: time, to: path)
         case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
             stop(file, at: time, reason: reason, error: error)
+        }
+    }
+
+    /// Resumes at `time` (a keyframe with shared video): in a new file when
+    /// each event gets one, with what the pre-roll kept written first, so
+    /// the resumed stretch begins at the pre-roll's keyframe and runs on
+    /// without a gap into the samples from `time` on.
+    func resume(_ paused: RecordingFileWriter, at time: MediaTime) {
+        var file = paused
+        if startsNewFileOnResume, file.lastSession != nil {
+            switchFile(from: file, at: time, to: nil)
+            guard let next = current, next !== file else { return }
+            file = next
+        }
+        self.paused = false
+        let kept = preRoll?.take(before: time)
+        let start = kept.map { max($0.start, file.latestEnd ?? $0.start) } ?? max(time, file.latestEnd ?? time)
+        lock.withLock {
+            stats.isPaused = false
+            stats.lastPreRoll = time > start ? time - start : .zero
+        }
+        startSession(file, at: start)
+        delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
+        for (index, sample) in kept?.samples ?? [] {
+            guard current === file else { return }
+            append(sample, from: index, to: file)
         }
     }
 
@@ -97,6 +121,13 @@ extension FileRecording {
     }
 
     func finish(_ file: RecordingFileWriter) {
+        if paused, file.lastSession == nil, file.writer.status == .writing {
+            // Paused from its start to its end (started paused and never
+            // resumed, or switched to while paused): nothing was recorded
+            // into it, so no file is left behind.
+            file.writer.cancelWriting()
+            return
+        }
         var error: RecordingError?
         let before = file.videoWriterCounts
         if file.writer.status == .writing {
@@ -148,6 +179,7 @@ extension FileRecording {
         ended = true
         queue?.close()
         encoders?.leaveAll()
+        preRoll?.leaveAll()
         publishStatistics()
         endRecordingReported(reason: reason, error: error)
     }

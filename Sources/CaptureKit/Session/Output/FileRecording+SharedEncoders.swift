@@ -9,11 +9,23 @@ extension FileRecording {
         let encoders = RecordingEncoders(deliver: { [weak self] index, sample in self?.captureEncoded(sample, input: index) },
                                          failed: { [weak self] error in self?.encoderFailed(error) })
         lock.withLock { sharedEncoders = encoders }
+        let recordsVideo = recordedMediaTypes.contains(.video) && allInputs.contains { $0.mediaType == .video }
+        let ring = preRollDuration.map { PreRollRing(duration: $0, memoryLimit: preRollMemoryLimit, hasVideo: recordsVideo) }
+        lock.withLock { preRollRing = ring }
         for (index, input) in allInputs.enumerated() {
-            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else { continue }
+            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else {
+                if ring != nil, input.mediaType == .video, recordedMediaTypes.contains(.video) {
+                    throw .unsupported("a pre-roll keeps video as a shared live encoder compresses it (H.264, HEVC or MJPEG from a live source, without B-frames); this recording's video is copied or encoded per file: record H.264 live instead")
+                }
+                continue
+            }
             do throws(WriterError) {
                 sharedVideo[index] = try encoders.join(input, index: index, settings: settings, keyframeInterval: keyframeInterval,
                                                        queueCapacity: queueCapacity)
+                // The ring joins the same stage (one encoder for both), with
+                // keyframes often enough that it holds little beyond its duration.
+                let ringInterval = files.settings.keyframeInterval ?? PreRollRing.defaultKeyframeInterval
+                try ring?.join(input, index: index, settings: settings, keyframeInterval: ringInterval, queueCapacity: queueCapacity)
             } catch {
                 // As the file's own encoder would: the settings it refuses, named with the file.
                 if case .invalidSettings(let reason) = error { throw .unsupported("\(files.path(number: 1)): \(reason)") }

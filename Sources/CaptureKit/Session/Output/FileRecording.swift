@@ -43,7 +43,16 @@ final class FileRecording: @unchecked Sendable {
         sampleHandler = output.sampleHandler
         queueCapacity = output.queueCapacity
         recordedMediaTypes = output.recordedMediaTypes
+        preRollDuration = output.preRollDuration.isNumeric && output.preRollDuration > .zero ? output.preRollDuration : nil
+        preRollMemoryLimit = output.preRollMemoryLimit
+        startsNewFileOnResume = output.startsNewFileOnResume
     }
+
+    /// How much media a pause keeps for the resume to write first (nil: none).
+    let preRollDuration: MediaTime?
+    let preRollMemoryLimit: Int
+    /// Each resume after the first stretch begins a new file.
+    let startsNewFileOnResume: Bool
 
     // MARK: Requests (any thread)
 
@@ -83,6 +92,11 @@ final class FileRecording: @unchecked Sendable {
         snapshot.droppedByQueue = (queue?.refusedCount ?? 0) + (encoders?.droppedFrames ?? 0)
         snapshot.droppedBeforeKeyframe += encoders?.framesBeforeKeyframe ?? 0
         snapshot.droppedByDevice = inputs.reduce(0) { $0 + $1.source.droppedByDevice }
+        if let holding = preRoll?.holding {
+            snapshot.preRollDuration = holding.duration
+            snapshot.preRollBytes = holding.bytes
+            snapshot.droppedFromPreRoll = holding.droppedForMemory
+        }
         return snapshot
     }
 
@@ -93,6 +107,7 @@ final class FileRecording: @unchecked Sendable {
         guard !hasBegun else { return }
         ended = true
         encoders?.leaveAll()
+        preRoll?.leaveAll()
         endRecordingReported(reason: reason, error: error)
     }
 
@@ -147,6 +162,10 @@ final class FileRecording: @unchecked Sendable {
     var encoders: RecordingEncoders? { lock.withLock { sharedEncoders } }
     var sharedEncoders: RecordingEncoders?
     var sharedVideo: [Int: String] = [:]
+    /// The pre-roll kept while paused (set in `begin(inputs:)` when asked
+    /// for; statistics read it from other threads).
+    var preRoll: PreRollRing? { lock.withLock { preRollRing } }
+    var preRollRing: PreRollRing?
 
     enum Command {
         case switchFile(String?)
@@ -193,6 +212,7 @@ final class FileRecording: @unchecked Sendable {
             file = try files.open(number: 1, inputs: inputs, sharedVideo: sharedVideo)
         } catch {
             encoders?.leaveAll()
+            preRoll?.leaveAll()
             throw error
         }
         lock.withLock { currentPath = file.path }
@@ -395,6 +415,8 @@ final class FileRecording: @unchecked Sendable {
             for command in takeCommands(atKeyframe: keyframe) { apply(command, at: time) }
             if ended { return }
         }
+        // While paused, the audio left out is kept for a pre-roll (the video comes from the encoder).
+        if paused, case .audio(let audio) = sample, let ring = preRoll { ring.keep(audio, index: index) }
         immediateSwitch = nil
         sampleHandler?(sample, input)
         if let request = immediateSwitch {

@@ -56,6 +56,16 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var droppedBeforeKeyframe = 0
     public var files: [String] = []
     public var isPaused = false
+    /// While paused with a pre-roll (`CaptureFileOutput.preRollDuration`):
+    /// the media time held in memory, from its first keyframe, and its bytes.
+    public var preRollDuration: MediaTime = .zero
+    public var preRollBytes = 0
+    /// Video frames and audio sample frames the pre-roll let go to stay
+    /// within `preRollMemoryLimit` (paused media, so not counted in `dropped`).
+    public var droppedFromPreRoll = 0
+    /// The media time the latest resume wrote from the pre-roll, before
+    /// the moment it resumed at.
+    public var lastPreRoll: MediaTime = .zero
 
     public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter + droppedBeforeKeyframe }
 

@@ -1,0 +1,95 @@
+import ArgumentParser
+import CaptureKit
+
+/// `record`'s options for pre-roll and triggered recording: start paused,
+/// keep the media before a resume, resume and pause on motion, one file per event.
+struct TriggerOptions: ParsableArguments {
+    @Flag(name: .long, help: "Start paused: the devices run, nothing is written until a resume (SIGUSR2, or motion with --resume-on).")
+    var startPaused = false
+
+    @Option(name: .long, help: ArgumentHelp("While paused, keep the last TIME of media in memory and write it first on resume.", valueName: "time"))
+    var preRoll: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("The most memory the pre-roll may hold (default 128MiB).", valueName: "size"))
+    var preRollMemory: ByteCountArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Resume on motion in the picture: PERCENT of it changed (default 1).", valueName: "motion[:percent]"))
+    var resumeOn: ResumeTrigger?
+
+    @Option(name: .long, help: ArgumentHelp("With --resume-on motion: pause once the picture has been still this long (default 5s).", valueName: "time"))
+    var pauseAfterStill: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("With --resume-on motion: motion must last this long to count (default 0).", valueName: "time"))
+    var minEvent: DurationArgument?
+
+    @Flag(name: .long, help: "Each resume after the first starts a new file named by OUT's template (%n, strftime fields).")
+    var filePerEvent = false
+
+    /// Checks the options against each other and against OUT.
+    func validate(out: String, copiesVideo: Bool) throws {
+        if preRollMemory != nil && preRoll == nil {
+            throw ValidationError("--pre-roll-memory bounds a pre-roll; add --pre-roll TIME, such as --pre-roll 5s")
+        }
+        if let preRollMemory, preRollMemory.bytes < 1_048_576 {
+            throw ValidationError("--pre-roll-memory \(preRollMemory) is too small to hold a keyframe; use at least 1MiB")
+        }
+        if preRoll != nil && copiesVideo {
+            throw ValidationError("--pre-roll keeps video as the encoder compresses it; --video-codec copy cannot be kept: leave out --video-codec copy")
+        }
+        if resumeOn == nil && (pauseAfterStill != nil || minEvent != nil) {
+            throw ValidationError("--pause-after-still and --min-event tune motion triggering; add --resume-on motion")
+        }
+        if filePerEvent, (try? FileNameTemplate(out))?.namesEachFile != true {
+            throw ValidationError("with --file-per-event, OUT must name each file: add %n (the file number), such as 'event-%3n.mp4'")
+        }
+    }
+
+    /// Settings for the file output.
+    func configure(_ output: CaptureFileOutput) {
+        if let preRoll { output.preRollDuration = preRoll.time }
+        if let preRollMemory { output.preRollMemoryLimit = Int(preRollMemory.bytes) }
+        output.startsNewFileOnResume = filePerEvent
+    }
+
+    /// The motion detector asked for, if any.
+    var motionConfiguration: MotionDetector.Configuration? {
+        guard case .motion(let percent)? = resumeOn else { return nil }
+        var configuration = MotionDetector.Configuration()
+        if let percent { configuration.threshold = percent }
+        if let minEvent { configuration.minimumDuration = minEvent.time }
+        if let pauseAfterStill { configuration.stillDuration = pauseAfterStill.time }
+        return configuration
+    }
+}
+
+/// What `--resume-on` resumes a recording on.
+enum ResumeTrigger: ExpressibleByArgument {
+    /// Motion in the camera's picture; the share of it (percent) that must change.
+    case motion(percent: Double?)
+
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.first == "motion" else { return nil }
+        guard parts.count == 2 else {
+            self = .motion(percent: nil)
+            return
+        }
+        let text = parts[1].hasSuffix("%") ? parts[1].dropLast() : parts[1]
+        guard let percent = Double(text), percent > 0, percent <= 100 else { return nil }
+        self = .motion(percent: percent)
+    }
+
+    static var defaultValueDescription: String { "motion, or motion:PERCENT with PERCENT above 0 and up to 100" }
+}
+
+/// Why a recording paused or resumed, as events name it.
+enum PauseCause: String, Encodable {
+    /// --start-paused.
+    case start
+    /// SIGUSR1 or SIGUSR2.
+    case signal
+    /// Motion began (resume).
+    case motion
+    /// The picture stayed still (pause).
+    case still
+}
