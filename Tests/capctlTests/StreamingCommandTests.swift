@@ -160,7 +160,11 @@ import Testing
         let result = try CapctlRun.run(["record", "--json", "--max-duration", "2", "--video", "test-pattern", "--size", "320x240",
                                         "--stream", "udp://127.0.0.1:\(port)", local])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try stream(try lastEvent(result))["frames"] as? Int == 60)
+        // Two encoders (VP9 for the file, H.264 for the stream) on a busy machine may fall
+        // behind and drop: every frame of the 2 s is sent or counted as dropped.
+        let sent = try stream(try lastEvent(result))
+        let frames = try #require(sent["frames"] as? Int), dropped = try #require(sent["droppedFrames"] as? Int)
+        #expect(frames > 30 && abs(frames + dropped - 60) <= 1, "\(frames) sent, \(dropped) dropped")
         receiver.waitForEnd()
         let codecs = try runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", local])
         #expect(codecs.stdout.contains("vp9"), "the file keeps WebM's VP9")

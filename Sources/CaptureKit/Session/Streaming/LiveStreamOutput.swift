@@ -37,6 +37,9 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     private var sessionInputs: [CaptureInput]?
     private var publisher: StreamPublisher?
     private var joined: (input: CaptureInput, stage: VideoCompressionStage)?
+    /// Frames the shared encoder dropped (it fell behind capture) while the
+    /// stream was a sink of it: before they were encoded, so the stream never saw them.
+    private var encoderDrops = (atJoin: 0, left: 0)
     private var audioInput: CaptureInput?
     private var wanted = false
     /// The publisher's thread has ended (it is kept to be joined).
@@ -82,8 +85,15 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
 
     /// What has been sent and dropped so far (or in all, once it ended).
     public var statistics: LiveStreamStatistics {
-        if let publisher = lock.withLock({ ended ? nil : publisher }) { return publisher.statistics }
-        return lock.withLock { lastStatistics }
+        guard let publisher = lock.withLock({ ended ? nil : publisher }) else { return lock.withLock { lastStatistics } }
+        var statistics = publisher.statistics
+        statistics.droppedVideoFrames += droppedByEncoder
+        return statistics
+    }
+
+    /// Frames the shared encoder dropped for this stream so far.
+    private var droppedByEncoder: Int {
+        lock.withLock { encoderDrops.left + (joined.map { max(0, $0.stage.droppedFrames - encoderDrops.atJoin) } ?? 0) }
     }
 
     // MARK: The session
@@ -166,7 +176,10 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
             let configuration = videoInput.source.videoFormat?.codecConfiguration ?? []
             let stage = try videoInput.compression.join(made, settings: videoSettings, keyframeInterval: keyframeInterval,
                                                         decodingConfiguration: configuration, queueCapacity: queueCapacity)
-            lock.withLock { joined = (videoInput, stage) }
+            lock.withLock {
+                joined = (videoInput, stage)
+                encoderDrops = (stage.droppedFrames, 0)
+            }
         }
         lock.withLock {
             publisher = made
@@ -208,6 +221,7 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     private func leaveStage() {
         guard let (input, stage) = lock.withLock({ () -> (CaptureInput, VideoCompressionStage)? in
             defer { joined = nil }
+            if let joined { encoderDrops.left += max(0, joined.stage.droppedFrames - encoderDrops.atJoin) }
             return joined
         }), let publisher = lock.withLock({ publisher }) else { return }
         input.compression.leave(publisher, stage: stage)
@@ -219,8 +233,9 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
         case .connected: target?.liveStreamOutputDidConnect(self)
         case .disconnected(let error): target?.liveStreamOutput(self, didDisconnectWith: error)
         case .reconnecting(let delay, let attempt): target?.liveStreamOutput(self, willReconnectAfter: delay, attempt: attempt)
-        case .finished(let reason, let statistics):
+        case .finished(let reason, var statistics):
             leaveStage()
+            statistics.droppedVideoFrames += droppedByEncoder
             lock.withLock {
                 lastStatistics = statistics
                 ended = true
