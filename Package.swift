@@ -22,14 +22,16 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
-        .systemLibrary(
-            name: "CFFmpeg",
-            pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
-        ),
+        // FFmpeg's headers only (libavformat-dev, libavcodec-dev, libavutil-dev,
+        // libswscale-dev, libswresample-dev; on Debian they sit on the default
+        // include path). Its libraries are not linked: CFFmpegLoader loads them
+        // when the first FFmpeg function is called, so that commands which
+        // read or write no media file start without them.
+        .systemLibrary(name: "CFFmpeg"),
+        .target(name: "CFFmpegLoader"),
         .target(
             name: "CaptureKit",
-            dependencies: ["CV4L2", "CALSA", "CFFmpeg"]
+            dependencies: ["CV4L2", "CALSA", "CFFmpeg", "CFFmpegLoader"]
         ),
         .executableTarget(
             name: "capctl",

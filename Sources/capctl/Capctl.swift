@@ -26,6 +26,9 @@ struct Capctl: ParsableCommand {
         \(ExitStatus.helpText)
         """,
         version: "0.1.0",
+        // Every command states its commandName: without one, ArgumentParser derives it
+        // from the type's name through String(describing:), whose dynamic casts scan
+        // every protocol conformance in the binary, at every start, for each command.
         subcommands: [ListDevices.self, Formats.self, Record.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Repair.self, Frame.self, Snap.self]
     )
 

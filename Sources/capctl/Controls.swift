@@ -6,6 +6,7 @@ extension Capctl {
     /// `capctl controls DEVICE [NAME...]`: a camera's controls and what they are set to.
     struct Controls: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "controls",
             abstract: "Show a camera's controls, their ranges and current values, and its camera features.",
             discussion: """
             Without names: every V4L2 control the camera has, grouped by class (User Controls, \

@@ -5,6 +5,7 @@ extension Capctl {
     /// `capctl formats DEVICE`: what a camera or microphone can capture.
     struct Formats: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "formats",
             abstract: "Show the formats, frame sizes and frame rates a device offers.",
             discussion: """
             For a camera: every pixel format (fourcc, description, whether it is compressed \

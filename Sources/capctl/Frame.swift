@@ -6,6 +6,7 @@ extension Capctl {
     /// `capctl frame FILE --at TIME -o OUT`: stills out of a recording.
     struct Frame: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "frame",
             abstract: "Save the frame shown at a time, or one every interval, as PNG, JPEG or PPM.",
             discussion: """
             The frame for a time is the one on screen then: the last frame whose presentation \

@@ -6,6 +6,7 @@ extension Capctl {
     /// `capctl info FILE`: what a recording holds.
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Show what a media file holds: container, timing, tracks, edits and metadata.",
             discussion: """
             Reads the whole file once. For the container: its format, size, duration, start time \

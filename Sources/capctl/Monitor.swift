@@ -9,6 +9,7 @@ extension Capctl {
     /// `capctl monitor`: devices arriving and leaving, control and source changes.
     struct Monitor: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "monitor",
             abstract: "Report devices arriving and leaving, and control and source changes, as they happen.",
             discussion: """
             Runs until interrupted (Ctrl-C or SIGTERM), then exits with status 0. The first \

@@ -9,6 +9,7 @@ extension Capctl {
     /// `capctl record`: video and audio to files, with limits, segments, pause and live progress.
     struct Record: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "record",
             abstract: "Record video and audio from capture devices to a file, or to a series of files.",
             discussion: """
             Records from one camera (--video) and any number of microphones (--audio, once for \

@@ -5,6 +5,7 @@ extension Capctl {
     /// `capctl repair FILE`: a recording that never finished, made a regular MP4/MOV in place.
     struct Repair: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "repair",
             abstract: "Make an MP4 or MOV recording that was cut off (killed, power lost) a regular file, in place.",
             discussion: """
             An MP4 or MOV recording is written in fragments, and when it finishes cleanly it \

@@ -9,6 +9,7 @@ extension Capctl {
     /// `capctl snap`: still photos from a camera, one or a burst, through CaptureKit's PhotoOutput.
     struct Snap: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "snap",
             abstract: "Take a photo (or a burst, or a time-lapse) from a camera as JPEG, PNG or raw.",
             discussion: """
             Opens the camera (--video, default video:0; test-pattern and file:PATH work too), lets \

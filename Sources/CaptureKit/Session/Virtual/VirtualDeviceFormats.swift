@@ -20,7 +20,7 @@ extension VirtualDevice {
                 let sizes: FrameSizeRange = TestPatternRenderer(width: 1, height: 1, format: entry.format) == nil
                     ? .stepwise(min: smallest, max: largest, step: FrameDimensions(width: 2, height: 2), intervals: intervals)
                     : .continuous(min: smallest, max: largest, intervals: intervals)
-                return VideoFormat(fourcc: FourCC(parsing: entry.fourcc) ?? FourCC(code: 0), description: "\(entry.description) (\(entry.format))",
+                return VideoFormat(fourcc: FourCC(parsing: entry.fourcc) ?? FourCC(code: 0), description: "\(entry.description) (\(entry.name))",
                                    isCompressed: false, isEmulated: false, sizes: [sizes])
             }
         case .file(let path):

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Installs a capctl package with apt into a throwaway copy of this machine's root, with
+# the Swift toolchain hidden, and checks that what was installed works on its own:
+#   1. `apt-get install ./capctl_….deb` succeeds;
+#   2. no Swift toolchain is left to find, and the installed binary needs nothing of one;
+#   3. `capctl --version` gives the package's version; `list-devices` lists the test
+#      pattern; a 1 s test-pattern recording makes a file ffprobe reads as 1 s of video;
+#   4. `list-devices` loads no FFmpeg library and the recording loads them (LD_DEBUG);
+#   5. every shared object the recording has mapped belongs to a package that the
+#      package's Depends pull in (so that apt brings each one onto a fresh Debian 12);
+#   6. with libavformat's file emptied, `list-devices` still works and `record` fails
+#      with status 69 and one line naming the library and its package.
+# The copy is an overlay over / (changes go to a tmpfs) in a private mount namespace
+# chrooted into; /opt/swift is covered by an empty folder. Nothing of it outlives the test.
+#
+#   Tests/Package/install.test.sh DEB     (as root; prints "ok" lines, exits 1 on a failure)
+set -euo pipefail
+
+deb=$(realpath "$1")
+version=$(dpkg-deb -f "$deb" Version)
+
+if [[ ${CAPCTL_PACKAGE_TEST_INNER:-} != 1 ]]; then
+  [[ $(id -u) -eq 0 ]] || { echo "install.test: needs root (mounts an overlay and chroots)" >&2; exit 1; }
+  exec env CAPCTL_PACKAGE_TEST_INNER=1 unshare --mount --propagation private "$0" "$@"
+fi
+
+failed=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAILED: $*"; failed=1; }
+
+base=$(mktemp -d)
+mount -t tmpfs tmpfs "$base"
+mkdir "$base"/{upper,work,root,empty}
+root=$base/root
+mount -t overlay overlay -o "lowerdir=/,upperdir=$base/upper,workdir=$base/work" "$root"
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+mount --rbind /sys "$root/sys"
+mount -t tmpfs tmpfs "$root/tmp"
+if [[ -d $root/opt/swift ]]; then mount --bind "$base/empty" "$root/opt/swift"; fi
+cp "$deb" "$root/tmp/"
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 bash -c "$1"; }
+
+# 1. apt installs it (every dependency is installed here already, so nothing is downloaded).
+if in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/$(basename "$deb")" >"$base/apt.log" 2>&1; then
+  ok "apt-get install ./$(basename "$deb")"
+else
+  cat "$base/apt.log"; bad "apt-get install ./$(basename "$deb")"; exit 1
+fi
+
+# 2. No toolchain.
+if in_root 'command -v swift || ls /opt/swift/usr 2>/dev/null' >/dev/null; then bad "a Swift toolchain is still visible"; fi
+libraries=$(in_root 'ldd /usr/bin/capctl')
+if grep -qE 'not found|/opt/swift|libswift|Foundation' <<<"$libraries"; then
+  echo "$libraries"; bad "the installed capctl needs what is not there"
+else
+  ok "ldd /usr/bin/capctl: $(wc -l <<<"$libraries") libraries, none of a Swift toolchain"
+fi
+
+# 3. It runs.
+got=$(in_root 'capctl --version') || true
+[[ $got == "$version" ]] && ok "capctl --version: $got" || bad "capctl --version gave '$got', the package is $version"
+listed=$(in_root 'capctl list-devices') || true
+if grep -q 'test-pattern' <<<"$listed"; then ok "capctl list-devices"; else bad "capctl list-devices lists no test-pattern: $listed"; fi
+if in_root 'cd /tmp && capctl record --video test-pattern --max-duration 1 out.mp4' >"$base/record.log" 2>&1; then
+  duration=$(in_root 'ffprobe -v error -select_streams v:0 -show_entries format=duration -of csv=p=0 /tmp/out.mp4')
+  if awk -v d="$duration" 'BEGIN { exit !(d >= 0.9 && d <= 1.1) }'; then ok "1 s test-pattern recording: $duration s"; else bad "the recording lasts '$duration' s"; fi
+else
+  cat "$base/record.log"; bad "capctl record --video test-pattern --max-duration 1 out.mp4"
+fi
+
+# 4. FFmpeg is loaded by the recording only. (The loader's log is kept whole before it
+# is searched: grep -q stopping early would break the pipe.)
+probe_log=$(in_root 'LD_DEBUG=libs capctl list-devices 2>&1 >/dev/null')
+record_log=$(in_root 'cd /tmp && rm -f out.mp4 && LD_DEBUG=libs capctl record --video test-pattern --max-duration 0.2 out.mp4 2>&1 >/dev/null')
+if ! grep -q 'libc\.so' <<<"$probe_log"; then
+  bad "LD_DEBUG=libs gave no loader log"
+elif grep -q 'libav\|libsw' <<<"$probe_log"; then
+  bad "capctl list-devices loaded FFmpeg's libraries"
+else
+  ok "capctl list-devices loads no FFmpeg library"
+fi
+if grep -q 'libavformat\.so' <<<"$record_log"; then ok "capctl record loads libavformat"; else bad "capctl record did not load libavformat"; fi
+
+# 5. What a recording maps, Depends brings.
+mapped=$(in_root 'cd /tmp && rm -f long.mp4 && { capctl record --video test-pattern --audio test-tone --max-duration 30 long.mp4 >/dev/null 2>&1 & pid=$!; }
+  for _ in $(seq 100); do [[ -s long.mp4 ]] && break; sleep 0.1; done; sleep 0.5
+  awk "\$6 ~ /\\.so/ { print \$6 }" /proc/$pid/maps | sort -u; kill -INT $pid; wait $pid')
+closure=$(in_root 'apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances capctl' |
+  grep -v '^ ' | sed 's/:.*//' | sort -u)
+missing=()
+count=0
+while read -r file; do
+  [[ -n $file ]] || continue
+  count=$((count + 1))
+  # Merged /usr: dpkg knows each file by the path its package ships, with or without /usr.
+  owner=$(in_root "dpkg -S '$file' 2>/dev/null || dpkg -S '${file#/usr}' 2>/dev/null || dpkg -S '/usr$file' 2>/dev/null" | head -1 | sed 's/[:,].*//') || true
+  if [[ -z $owner ]] || ! grep -qx "$owner" <<<"$closure"; then missing+=("$file (${owner:-no package})"); fi
+done <<<"$mapped"
+if ((count < 20)); then
+  bad "the recording mapped only $count shared objects: $(tr '\n' ' ' <<<"$mapped")"
+elif ((${#missing[@]})); then
+  bad "mapped by a recording, but not brought by Depends: ${missing[*]}"
+else
+  ok "the $count shared objects a recording maps all come with Depends"
+fi
+
+# 6. Without libavformat: probes work, media commands say what is missing.
+# (The overlay holds this machine's files, so the library is where the loader finds it here.)
+avformat=$(readlink -f "$(ldconfig -p | awk '$1 ~ /^libavformat\.so\.[0-9]+$/ { print $NF; exit }')")
+mount --bind /dev/null "$root$avformat"
+listed=$(in_root 'capctl list-devices') || true
+if grep -q 'test-pattern' <<<"$listed"; then ok "without libavformat: capctl list-devices works"; else bad "without libavformat, list-devices fails"; fi
+status=0
+message=$(in_root 'cd /tmp && capctl record --video test-pattern --max-duration 1 gone.mp4 2>&1 >/dev/null') || status=$?
+if ((status == 69)) && [[ $(wc -l <<<"$message") -eq 1 && $message == *libavformat.so.*libavformat[0-9]* ]]; then
+  ok "without libavformat: record exits 69: $message"
+else
+  bad "without libavformat: record exited $status: $message"
+fi
+
+if ((failed)); then echo "install.test: FAILED"; exit 1; fi
+echo "install.test: all passed"
