@@ -223,7 +223,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         if triggers.detector != nil && request.video == nil {
             throw CommandFailure("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)
         }
-        if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil {
+        // Each file from the template: also an OUT named by time fields alone, one file per event.
+        if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil || request.triggers.filePerEvent {
             output.startRecording(toTemplate: template, recordingDelegate: self)
         } else {
             output.startRecording(to: path, recordingDelegate: self)

@@ -40,7 +40,7 @@ struct TriggerOptions: ParsableArguments {
             throw ValidationError("--pause-after-still and --min-event tune motion triggering; add --resume-on motion")
         }
         if filePerEvent, (try? FileNameTemplate(out))?.namesEachFile != true {
-            throw ValidationError("with --file-per-event, OUT must name each file: add %n (the file number), such as 'event-%3n.mp4'")
+            throw ValidationError("with --file-per-event, OUT must name each file: add %n (the file number) or time fields, such as 'event-%3n.mp4' or 'event-%Y%m%d-%H%M%S.mp4'")
         }
     }
 

@@ -32,8 +32,8 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
 
     private let state = Locked(State())
 
-    /// Whether only the newest waiting frame is kept for a busy delegate
-    /// (true, as in AVFoundation) or up to eight wait.
+    /// Whether only one frame waits for a busy delegate (true, as in
+    /// AVFoundation; frames that come while it waits are dropped) or up to eight.
     public let alwaysDiscardsLateVideoFrames: Bool
 
     public init(alwaysDiscardsLateVideoFrames: Bool = true) {
