@@ -76,6 +76,24 @@ import Testing
         #expect(taken?.samples.count == 50)
     }
 
+    @Test func audioThatRanAheadOfTheResumeIsKeptNotLost() {
+        // The encoder lags: by the time the resume keyframe (frame 60) is
+        // chosen, the writing thread has already passed audio up to frame 75
+        // into the ring. Nothing of it comes again, so all of it is taken.
+        let ring = PreRollRing(duration: MediaTime(value: 1, timescale: 1), memoryLimit: 1 << 30, hasVideo: true)
+        ring.arm(from: .zero)
+        for number in 0..<60 { ring.keep(Self.frame(number), index: 0) }
+        for number in 0..<75 { ring.keep(Self.audio(number), index: 1) }
+        let taken = ring.take(before: Self.at(60))
+        let audio = (taken?.samples ?? []).compactMap { if case .audio(let buffer) = $0.1 { return buffer } else { return nil } }
+        let video = (taken?.samples ?? []).compactMap { if case .video(let frame) = $0.1 { return frame } else { return nil } }
+        // Frames 0–59 are 2 s from the keyframe at 0: all kept.
+        #expect(taken?.start == Self.at(0))
+        #expect(video.count == 60 && video.last?.presentationTime == Self.at(59), "video before the resume keyframe only")
+        #expect(audio.count == 75)
+        #expect(audio.last?.presentationTime == Self.at(74), "audio past the resume point is written, not dropped")
+    }
+
     @Test func anAudioRecordingKeepsItsDurationOfAudio() {
         let ring = PreRollRing(duration: MediaTime(value: 1, timescale: 1), memoryLimit: 1 << 30, hasVideo: false)
         ring.arm(from: .zero)

@@ -110,6 +110,11 @@ final class PreRollRing: CompressedVideoSink {
     /// without video), in time order, and the time the resumed stretch
     /// begins at (nil when it holds nothing). The ring is empty and idle
     /// until the next pause.
+    ///
+    /// All of its audio is returned, also what reaches past `time`: audio
+    /// comes to the ring from the writing thread, which has passed it and
+    /// will not see it again (held audio may run ahead of the encoded video
+    /// by as much as the encoder lags), so leaving it out would open a gap.
     func take(before time: MediaTime) -> (start: MediaTime, samples: [(Int, SampleBuffer)])? {
         let (video, audio) = state.withLock { state in
             defer {
@@ -117,7 +122,7 @@ final class PreRollRing: CompressedVideoSink {
                 state.wantsKeyframe = false
                 Self.clear(&state)
             }
-            return (state.video.filter { $0.sample.presentationTime < time }, state.audio.filter { $0.sample.presentationTime < time })
+            return (state.video.filter { $0.sample.presentationTime < time }, state.audio)
         }
         let start: MediaTime
         if let first = video.first?.sample.presentationTime {
