@@ -12,7 +12,8 @@ import CFFmpeg
 /// keyframe, which it asks the stage for.
 final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     // @unchecked: the properties under "The stream's thread" are used only
-    // on that thread (`run`); everything shared is behind `shared` or immutable.
+    // on that thread (`run`, and the audio extension it calls); everything
+    // shared is behind `shared` or immutable.
 
     struct Configuration {
         var destination: StreamDestination
@@ -74,7 +75,8 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
     var audioEncoder: AudioEncoder?
     /// The current connection's time zero: its first keyframe's capture time.
     var origin: MediaTime?
-    /// When the stream's first sample was captured, connected or not (`maxDuration` counts from it).
+    /// When the stream's first frame (without video, its first sample) was
+    /// captured, connected or not: `maxDuration` counts from it.
     private var firstOrigin: MediaTime?
     var lastSentTime: MediaTime?
     private var needsKeyframe = true
