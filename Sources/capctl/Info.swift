@@ -21,14 +21,16 @@ extension Capctl {
             rate and the number of frames and keyframes that play (frames an edit list leaves out \
             are not counted); for audio the sample rate, channels and the number of samples \
             decoded; its start, duration and bit rate; whether it is enabled (plays by default), \
-            its alternate group, its language, and its edit list.
+            its alternate group, its language, its title (for a recording, the device it came \
+            from: its name and unique ID, one track per camera), and its edit list.
 
             A file cut off mid-write is read up to its last complete fragment. A file that is \
             not media, or too damaged to read, fails with status 65.
 
             With --json, one document with the fields path, format, formatName, size, duration, \
             startTime, bitRate, metadata, movieTimescale, layout (regular or fragmented), \
-            fragments, indexBeforeMedia, finished, truncated and tracks; times are in seconds, \
+            fragments, indexBeforeMedia, finished, truncated and tracks (each with title among \
+            its fields); times are in seconds, \
             absent values are null.
             """
         )
@@ -120,6 +122,7 @@ struct MediaInfoJSON: Encodable {
         let enabled: Bool
         let alternateGroup: Int?
         let language: String?
+        let title: String?
         let edits: [Edit]?
 
         func encode(to encoder: any Encoder) throws {
@@ -144,12 +147,13 @@ struct MediaInfoJSON: Encodable {
             try container.encode(enabled, forKey: .enabled)
             try container.encode(alternateGroup, forKey: .alternateGroup)
             try container.encode(language, forKey: .language)
+            try container.encode(title, forKey: .title)
             try container.encode(edits, forKey: .edits)
         }
 
         enum CodingKeys: String, CodingKey {
             case index, type, codec, profile, width, height, pixelFormat, frameRate, sampleRate, channels, channelLayout
-            case frames, keyframes, samples, startTime, duration, bitRate, enabled, alternateGroup, language, edits
+            case frames, keyframes, samples, startTime, duration, bitRate, enabled, alternateGroup, language, title, edits
         }
     }
 
@@ -194,7 +198,7 @@ struct MediaInfoJSON: Encodable {
                   sampleRate: track.sampleRate, channels: track.channels, channelLayout: track.channelLayout, frames: track.frameCount,
                   keyframes: track.keyframeCount, samples: track.sampleCount, startTime: seconds(track.startTime),
                   duration: seconds(track.duration), bitRate: track.bitRate, enabled: track.isEnabled,
-                  alternateGroup: track.alternateGroup, language: track.language,
+                  alternateGroup: track.alternateGroup, language: track.language, title: track.title,
                   edits: track.edits?.map { Edit(duration: seconds($0.duration) ?? 0, mediaTime: seconds($0.mediaTime)) })
         }
     }
@@ -264,6 +268,7 @@ enum MediaInfoText {
             var flags = [track.isEnabled ? "enabled" : "disabled"]
             if let group = track.alternateGroup, group != 0 { flags.append("alternate group \(group)") }
             if let language = track.language { flags.append(language) }
+            if let title = track.title { flags.append("\"\(title)\"") }
             lines.append("  track \(track.index): " + parts.joined(separator: ", ") + "; " + flags.joined(separator: ", "))
             if let edits = track.edits, !edits.isEmpty {
                 var movieTime = MediaTime.zero

@@ -12,13 +12,30 @@ extension Capctl {
             commandName: "record",
             abstract: "Record video and audio from capture devices to a file, or to a series of files.",
             discussion: """
-            Records from one camera (--video) and any number of microphones (--audio, once for \
-            each; they become separate tracks, or alternates of one another with \
+            Records from any number of cameras (--video, once for each) and microphones (--audio, \
+            once for each; they become separate tracks, or alternates of one another with \
             --audio-alternates) into OUT. The container follows OUT's extension: .mp4, .mov, \
             .mkv, .webm, .ts for movies; .wav, .flac, .m4a, .ogg, .opus for audio only. Without \
             --video or --audio, the first camera is used. Devices may be virtual: test-pattern \
             (a moving pattern with a frame counter), test-tone[:HZ] (a sine) and file:PATH (a \
             video file played as a camera, in real time unless --no-realtime).
+
+            SEVERAL CAMERAS
+              Each --video may carry its own capture options after commas: \
+            DEV[,size=WxH][,fps=N][,pixel-format=F] (such as --video /dev/video2,size=640x480,fps=15); \
+            what it leaves out comes from --size, --fps and --pixel-format. The cameras record on \
+            one clock into one movie with a video track per camera, in the order given: the file \
+            starts at the earliest first frame, and a camera that starts later begins with an empty \
+            edit. Each track is named after its camera (name and unique ID; 'capctl info' shows \
+            it). %c in OUT (the camera's number from 1; %2c pads it) writes a file per camera \
+            instead, each with every audio track; the files start and are cut at the same media \
+            time (segments, limits, pause, resume and SIGHUP apply to all at once). Limits count \
+            the whole recording (--max-size every file together). A camera the USB bus cannot \
+            carry beside the others (ENOSPC when it starts streaming) is refused before any file \
+            is created (status 69), naming what to try. A camera that goes away ends its track \
+            (with %c, its file) and the others record on, with a camera-lost event, lostCameras \
+            in finished and status 69; --stop-on-device-loss stops the whole recording instead. Several cameras take no \
+            --stream, --pre-roll or --resume-on, and no --video-codec copy of H.264 or HEVC.
 
             LIMITS
               --max-duration stops when the recording (all files, pauses left out) reaches that \
@@ -43,18 +60,21 @@ extension Capctl {
 
             PRE-ROLL AND TRIGGERS
               --start-paused opens the devices and arms the recording, but writes nothing until \
-            it is resumed. --pre-roll TIME keeps, while paused, the last TIME of encoded media in \
+            it is resumed (the file is made then). --pre-roll TIME keeps, while paused, the last TIME of encoded media in \
             memory, beginning at a keyframe (so at least TIME, at most TIME and one keyframe \
-            interval; with a pre-roll the encoder makes a keyframe at least every second, or \
-            every --keyframe-interval); a resume writes it first and the file goes on without a \
+            interval before the resume; with a pre-roll the encoder makes a keyframe at least \
+            every second, or every --keyframe-interval); a resume writes it first (it counts \
+            against the limits) and the file goes on without a \
             gap or a repeated frame, its audio cut to match. It holds at most --pre-roll-memory \
             (default 128MiB; past it the oldest media goes first, counted in progress). \
             --resume-on motion[:PERCENT] watches the camera's picture and resumes when PERCENT of \
             it (default 1) changes against a background that follows slow changes of light; \
             --pause-after-still TIME pauses again once it has been still that long (default 5s), \
             and --min-event TIME lets motion count only once it has lasted that long. \
-            --file-per-event starts a new file from OUT's template at each resume after the \
-            first, so each event with its pre-roll is a file of its own. Events: motion-started \
+            --file-per-event finishes the file at each pause and starts a new one from OUT's \
+            template at the next resume, so each event with its pre-roll is a file of its own. \
+            Motion is read from raw pictures with 8-bit luma, such as YUYV or NV12; other \
+            formats are refused. Events: motion-started \
             and motion-ended with score (percent of the picture changed); paused and resumed \
             carry cause (start, signal, motion, still) and resumed, with a pre-roll, preRoll \
             (seconds written from before the resume); progress carries preRoll (duration, bytes, \
@@ -89,23 +109,27 @@ extension Capctl {
               On a terminal, one status line refreshes (media time, size, frame rate, dropped \
             samples, bit rate, what is left of each limit). Otherwise, or with --progress json, one \
             JSON object a line: started, progress (every --progress-interval), paused, resumed, \
-            motion-started, motion-ended, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
+            motion-started, motion-ended, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
-            bytes, frames, dropped, audioSamples and, after an error, error. The summary is always \
+            bytes, frames, dropped, audioSamples, lostCameras (several cameras) and, after an \
+            error, error. The summary is always \
             printed, also after an error.
 
             While recording, capctl holds the camera's configuration lock (as 'capctl set --hold' \
             does), so no other program changes its controls; --no-lock leaves it free.
 
             Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
-            device went away (the file is finalized); 74 on a write error or a full disk; 73 when \
+            device went away (the file is finalized) or a camera cannot stream beside the others; 74 on a write error or a full disk; 73 when \
             an output cannot be created; 64 for options the devices or containers cannot take, and \
             stream URLs that cannot be published to.
             """
         )
 
-        @Option(name: .long, help: ArgumentHelp("The camera to record.", valueName: "device"))
-        var video: DeviceArgument?
+        @Option(name: .long, help: ArgumentHelp("A camera to record, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F]; repeat for several cameras.", valueName: "device"))
+        var video: [CameraArgument] = []
+
+        @Flag(name: .long, help: "With several cameras, stop the recording when one goes away (by default its track ends and the others go on).")
+        var stopOnDeviceLoss = false
 
         @Option(name: .long, help: ArgumentHelp("A microphone to record; repeat for several tracks.", valueName: "device"))
         var audio: [DeviceArgument] = []
@@ -166,6 +190,7 @@ extension Capctl {
         func validate() throws {
             try capture.validate()
             try encoding.validate()
+            try validateCameras()
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
             }
@@ -203,6 +228,30 @@ extension Capctl {
                 try trigger.validate(out: out, copiesVideo: encoding.videoCodec?.lowercased() == "copy")
             } else if trigger.startPaused || trigger.preRoll != nil || trigger.resumeOn != nil || trigger.filePerEvent {
                 throw ValidationError("pausing, pre-roll and motion triggers apply to a file; give OUT too")
+            }
+        }
+
+        /// Each camera's own options, and what several cameras cannot do together.
+        private func validateCameras() throws {
+            for camera in video {
+                if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
+                if let preset = capture.sessionPreset, let required = preset.requiredSize, let size = camera.size,
+                   size.width != required.width || size.height != required.height {
+                    throw ValidationError("--session-preset \(preset.rawValue) and --video \(camera),size=\(size) disagree; give one of them")
+                }
+            }
+            if let out, (try? FileNameTemplate(out))?.hasCameraNumber == true, video.count < 2 {
+                throw ValidationError("%c in OUT numbers the cameras' files; it needs two or more --video cameras")
+            }
+            if stopOnDeviceLoss && video.count < 2 {
+                throw ValidationError("--stop-on-device-loss concerns several cameras; a recording of one camera always stops when it goes away")
+            }
+            guard video.count > 1 else { return }
+            if !streaming.stream.isEmpty {
+                throw ValidationError("a stream carries one camera; record several cameras without --stream, or stream one of them")
+            }
+            if trigger.preRoll != nil || trigger.resumeOn != nil {
+                throw ValidationError("--pre-roll and --resume-on watch or keep one camera; record several cameras without them")
             }
         }
 

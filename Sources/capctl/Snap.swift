@@ -32,7 +32,8 @@ extension Capctl {
             BURSTS AND TIME-LAPSE
               --count N takes N photos: the next N frames, or with --interval one every \
             INTERVAL. OUT is then a template: %n is the photo's number (%3n pads it to three \
-            digits), strftime fields (%Y%m%d-%H%M%S) take the time of the photo; without %n the \
+            digits), strftime fields (%Y%m%d-%H%M%S) take the time of the photo (%c is the \
+            camera's number, here 1, not strftime's date and time); without %n the \
             files are OUT, OUT-2, OUT-3 … Files are created new: capctl never overwrites one.
 
             FLASH

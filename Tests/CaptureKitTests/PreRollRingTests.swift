@@ -87,11 +87,28 @@ import Testing
         let taken = ring.take(before: Self.at(60))
         let audio = (taken?.samples ?? []).compactMap { if case .audio(let buffer) = $0.1 { return buffer } else { return nil } }
         let video = (taken?.samples ?? []).compactMap { if case .video(let frame) = $0.1 { return frame } else { return nil } }
-        // Frames 0–59 are 2 s from the keyframe at 0: all kept.
-        #expect(taken?.start == Self.at(0))
-        #expect(video.count == 60 && video.last?.presentationTime == Self.at(59), "video before the resume keyframe only")
-        #expect(audio.count == 75)
+        // 1 s before the resume: from the keyframe at 30.
+        #expect(taken?.start == Self.at(30))
+        #expect(video.count == 30 && video.last?.presentationTime == Self.at(59), "video before the resume keyframe only")
+        #expect(audio.count == 45 && audio.first?.presentationTime == Self.at(30))
         #expect(audio.last?.presentationTime == Self.at(74), "audio past the resume point is written, not dropped")
+    }
+
+    @Test func itKeepsItsDurationBehindTheResumeNotBehindTheEncodersNewestFrame() {
+        // The encoder runs ahead: it has handed the ring frames up to 99
+        // while the writing thread has passed only frame 59, and the resume
+        // falls on the keyframe at 60. A ring trimmed behind frame 99 would
+        // keep nothing from before 60.
+        let ring = PreRollRing(duration: MediaTime(value: 1, timescale: 1), memoryLimit: 1 << 30, hasVideo: true)
+        ring.arm(from: .zero)
+        for number in 0..<60 { ring.keep(Self.frame(number), index: 0) }
+        ring.passed(videoAt: Self.at(59))
+        for number in 60..<100 { ring.keep(Self.frame(number), index: 0) }
+        let taken = ring.take(before: Self.at(60))
+        let video = (taken?.samples ?? []).compactMap { if case .video(let frame) = $0.1 { return frame } else { return nil } }
+        // 1 s before the resume: from the keyframe at 30.
+        #expect(taken?.start == Self.at(30))
+        #expect(video.map(\.sequence) == Array(30...59).map(UInt64.init))
     }
 
     @Test func anAudioRecordingKeepsItsDurationOfAudio() {

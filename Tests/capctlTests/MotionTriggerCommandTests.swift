@@ -110,7 +110,18 @@ import Testing
         try #require(made.status == 0)
         let result = try CapctlRun.run(["record", "--video", "file:clip.mjpeg", "--resume-on", "motion", "out.mp4"], in: scratch.url)
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--resume-on motion reads raw pictures and this camera sends mjpeg"), "\(result.stderr)")
+        #expect(result.stderr.contains("--resume-on motion reads 8-bit luma from raw pictures and this camera sends mjpeg"), "\(result.stderr)")
         #expect(scratch.contents == ["clip.mjpeg"])
+    }
+
+    /// Raw pictures without an 8-bit luma (10-bit here) would never start motion: refused too, naming the format.
+    @Test func aCameraOfRawPicturesTheDetectorCannotReadIsRefused() throws {
+        let scratch = try RecordScratch()
+        let made = try testPatternClip(["-t", "1", "-pix_fmt", "yuv420p10le", "-strict", "-1", "-f", "yuv4mpegpipe", scratch.file("deep.y4m")])
+        try #require(made.status == 0)
+        let result = try CapctlRun.run(["record", "--video", "file:deep.y4m", "--resume-on", "motion", "out.mp4"], in: scratch.url)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("this camera sends yuv420p10le pictures; choose a --pixel-format such as YUYV"), "\(result.stderr)")
+        #expect(scratch.contents == ["deep.y4m"])
     }
 }

@@ -90,8 +90,9 @@ import Testing
         let frames = try #require(finished["frames"] as? Int)
         #expect(numbers.count == frames)
         let first = try #require(numbers.first ?? nil)
-        // The first frame is the ring's keyframe, well after the start (frame 0)…
-        #expect(first > 30, "the file starts at frame \(first)")
+        // The first frame is the ring's keyframe, after the start (frame 0):
+        // the ring let its oldest stretch go…
+        #expect(first >= 30, "the file starts at frame \(first)")
         // … and every frame after it follows, none missing, none repeated.
         #expect(numbers == Array(first..<(first + numbers.count)).map(Optional.some))
         // The pre-roll is that many frames (30 fps) of the file.
@@ -103,6 +104,44 @@ import Testing
         #expect(abs(Double(audioSamples) / 48_000 - duration) <= 1.0 / 30 + 1e-6, "\(audioSamples) audio samples for \(duration) s")
         let tone = try Self.largestBreakInTone(scratch.file("out.mp4"))
         #expect(tone.breakShare < 0.05, "the tone breaks by \(tone.breakShare) of its amplitude")
+    }
+
+    /// The pre-roll counts against the limits like any other media: a
+    /// duration limit shorter than it ends the file inside it, and the file
+    /// holds exactly what was reported.
+    @Test func aLimitReachedInsideThePreRollEndsTheFileThere() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.devices + ["--start-paused", "--pre-roll", "2s", "--max-duration", "1", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && (Self.preRoll($0)?.duration ?? 0) >= 2 }
+        recorder.signal(SIGUSR2)
+        #expect(recorder.finish() == 0, "stderr: \(recorder.stderr)")
+        let finished = try recorder.waitFor(5) { $0["event"] as? String == "finished" }
+        #expect(finished["reason"] as? String == "max-duration")
+        let duration = try #require(finished["duration"] as? Double)
+        #expect(abs(duration - 1) <= 1.0 / 30 + 1e-6, "\(duration) s")
+        let numbers = try Self.frameNumbers(scratch.file("out.mp4"))
+        #expect(numbers.count == finished["frames"] as? Int)
+        let seconds = Double(numbers.count) / 30
+        #expect(abs(seconds - 1) <= 0.034, "\(numbers.count) frames")
+        let first = try #require(numbers.first ?? nil)
+        #expect(numbers == Array(first..<(first + numbers.count)).map(Optional.some))
+        let audioSamples = try #require(finished["audioSamples"] as? Int)
+        #expect(abs(Double(audioSamples) / 48_000 - duration) <= 1.0 / 30 + 1e-6, "\(audioSamples) audio samples")
+    }
+
+    /// A recording that starts paused makes its file at the first resume, not before.
+    @Test func anArmedRecordingMakesItsFileAtTheFirstResume() throws {
+        let scratch = try RecordScratch()
+        let recorder = try RunningRecorder(Self.devices + ["--start-paused", "--pre-roll", "1s", "out.mp4"], in: scratch.url)
+        try recorder.waitFor { $0["event"] as? String == "progress" && (Self.preRoll($0)?.duration ?? 0) >= 1 }
+        #expect(scratch.contents == [], "a file waits on disk before any resume: \(scratch.contents)")
+        recorder.signal(SIGUSR2)
+        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["paused"] as? Bool) == false && ($0["duration"] as? Double ?? 0) >= 1.5 }
+        #expect(scratch.contents == ["out.mp4"])
+        recorder.signal(SIGINT)
+        #expect(recorder.finish() == 0, "stderr: \(recorder.stderr)")
+        let finished = try recorder.waitFor(5) { $0["event"] as? String == "finished" }
+        #expect(try Self.frameNumbers(scratch.file("out.mp4")).count == finished["frames"] as? Int)
     }
 
     /// A long pre-roll at a high bit rate (lossless video) stays within

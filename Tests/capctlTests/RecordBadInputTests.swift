@@ -119,6 +119,19 @@ struct RecordBadInputTests {
         (tone + ["--sample-rate", "5", "out.wav"], 64, "--sample-rate 5 is out of range"),
         (tone + ["--sample-rate", "384000", "out.wav"], 64, "test-tone: the test tone is not made at 384000 Hz"),
         (tone + ["--audio-bitrate", "0", "out.m4a"], 64, "out.m4a: bit rate must be positive"),
+        // Several cameras.
+        (["--video", "test-pattern,size=abc", "out.mp4"], 64, "--video test-pattern: size=abc is not WxH"),
+        (["--video", "test-pattern,fps=30,framerate=30", "out.mp4"], 64, "'framerate=30' is not a camera option"),
+        (["--video", "test-pattern,fps=30,fps=15", "out.mp4"], 64, "fps= is given twice for one camera"),
+        (["--video", "test-pattern,fps=0", "out.mp4"], 64, "--video test-pattern: fps=0 is not a rate"),
+        (["--video", "test-pattern,size=8x8"] + pattern + ["out.mp4"], 64, "test-pattern: a 8x8 frame is not possible"),
+        (["--video", "file:/nonexistent/a,b.y4m,fps=10", "out.mp4"], 66, "/nonexistent/a,b.y4m: no such file to replay"),
+        (pattern + ["cam%c.mp4"], 64, "%c in OUT numbers the cameras' files; it needs two or more --video cameras"),
+        (pattern + ["--stop-on-device-loss", "out.mp4"], 64, "--stop-on-device-loss concerns several cameras"),
+        (pattern + pattern + ["--stream", "rtmp://127.0.0.1:1/live/x", "out.mp4"], 64, "a stream carries one camera"),
+        (pattern + pattern + ["--pre-roll", "2", "out.mp4"], 64, "--pre-roll and --resume-on watch or keep one camera"),
+        (["--video", "test-pattern,size=640x360", "--session-preset", "1280x720"] + pattern + ["out.mp4"], 64,
+         "--session-preset 1280x720 and --video test-pattern,size=640x360 disagree"),
     ])
     func refusedWithOneLineAndNoFile(arguments: [String], status: Int32, message: String) throws {
         let scratch = try RecordScratch()

@@ -184,7 +184,7 @@ for ((i = 1; i <= runs; i++)); do
   rm -f "$work/fragments.mp4"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source scripts/bench.d/common.bash
 col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$results" | median; }
 hw=$(col hybrid 2) fw=$(col fragments-only 2) rw=$(col repair 2)
 ht=$(col hybrid 3) ft=$(col fragments-only 3)

@@ -46,27 +46,7 @@ ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$secon
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t "$seconds" -pix_fmt yuv422p -f yuv4mpegpipe "$work/1080p.y4m"
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$((5 * seconds))" -c:v mjpeg -q:v 3 -f mjpeg "$work/720p.mjpeg"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# measure OUT COMMAND...: runs it once; prints "CPU_SECONDS PEAK_KIB". The CPU time
-# (user + system) comes from the shell's `times`, to the millisecond, for the
-# subshell's children (the command, under /usr/bin/time, which gives the peak
-# memory but prints CPU seconds to two decimals only).
-measure() {
-  local out=$1
-  shift
-  rm -f "$out"
-  local clock
-  clock=$(/usr/bin/time -f '%M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || exit 1; times) || {
-    echo "bench: failed: $*" >&2
-    cat "$work/stderr.txt" >&2
-    exit 1
-  }
-  # times prints "USERmSS.SSSs SYSmSS.SSSs" for the shell, then for its children.
-  awk -v peak="$(cat "$work/time.txt")" 'NR == 2 {
-      split($1, u, /[ms]/); split($2, s, /[ms]/)
-      printf "%.3f %d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2], peak }' <<<"$clock"
-}
+source scripts/bench.d/common.bash
 
 rows=()
 # bench_case NAME INPUT CAPCTL_ARGS FFMPEG_ARGS (argument lists as strings, split on spaces)
@@ -75,12 +55,12 @@ bench_case() {
   local c_cpu=() c_mem=() f_cpu=() f_mem=() run result
   for ((run = 1; run <= runs; run++)); do
     # shellcheck disable=SC2086
-    result=$(measure "$work/capctl.mp4" "$capctl" record --video "file:$input" --no-realtime $capctl_args \
+    result=$(rm -f "$work/capctl.mp4"; measure "$capctl" record --video "file:$input" --no-realtime $capctl_args \
       --min-free-space 0 --progress json "$work/capctl.mp4")
     c_cpu+=("${result% *}")
     c_mem+=("${result#* }")
     # shellcheck disable=SC2086
-    result=$(measure "$work/ffmpeg.mp4" ffmpeg -v error -nostdin -y -i "$input" $ffmpeg_args "$work/ffmpeg.mp4")
+    result=$(measure ffmpeg -v error -nostdin -y -i "$input" $ffmpeg_args "$work/ffmpeg.mp4")
     f_cpu+=("${result% *}")
     f_mem+=("${result#* }")
     echo "$name run $run: capctl ${c_cpu[-1]} s ${c_mem[-1]} KiB, ffmpeg ${f_cpu[-1]} s ${f_mem[-1]} KiB" >&2

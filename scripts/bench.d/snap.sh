@@ -71,7 +71,7 @@ CAPCTL=$capctl VM_RESULTS=$results VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-600} "$wor
   { cat "$results/logs/snap-bench.log" >&2 2>/dev/null; exit 1; }
 cat "$results/snap-bench.txt" >&2
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source scripts/bench.d/common.bash
 column() { sed -n "s/.* $1 \([0-9]*\) ms.*/\1/p" "$results/snap-bench.txt" | median; }
 capctl_ms=$(column capctl)
 default_ms=$(column capctl-default-warmup)

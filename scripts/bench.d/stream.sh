@@ -60,21 +60,7 @@ url="rtmp://127.0.0.1:$port/live/bench"
 echo "making the input ($seconds s)..." >&2
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=1280x720:rate=30" -t "$seconds" -pix_fmt yuv420p -f yuv4mpegpipe "$work/720p.y4m"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# measure COMMAND...: runs it once; prints "CPU_SECONDS PEAK_KIB" (CPU from the shell's
-# `times` for the subshell's children, to the millisecond; peak memory from /usr/bin/time).
-measure() {
-  local clock
-  clock=$(/usr/bin/time -f '%M' -o "$work/time.txt" "$@" >"$work/stdout.txt" 2>"$work/stderr.txt" || exit 1; times) || {
-    echo "bench: failed: $*" >&2
-    cat "$work/stderr.txt" >&2
-    exit 1
-  }
-  awk -v peak="$(cat "$work/time.txt")" 'NR == 2 {
-      split($1, u, /[ms]/); split($2, s, /[ms]/)
-      printf "%.3f %d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2], peak }' <<<"$clock"
-}
+source scripts/bench.d/common.bash
 
 encode=(--video "file:$work/720p.y4m" --video-codec h264 --preset veryfast --crf 23 --keyframe-interval 2 --threads "$threads"
   --min-free-space 0 --progress json --overwrite)

@@ -26,7 +26,7 @@ bench="$scratch/release/capctl-bench"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source scripts/bench.d/common.bash
 
 writer_times=()
 direct_times=()

@@ -35,6 +35,10 @@ public struct MediaInfo: Sendable {
         /// The MP4/QuickTime alternate group, 0 for none; nil where the container has none.
         public var alternateGroup: Int?
         public var language: String?
+        /// The track's name (`AssetWriterInput.title`: for a recording, the
+        /// camera's name and unique ID): Matroska's track title, or the
+        /// MP4/QuickTime handler name unless it is a muxer's default one.
+        public var title: String?
         /// The MP4/QuickTime edit list; nil where the container has none.
         public var edits: [MovieStructure.Edit]?
     }
@@ -62,6 +66,20 @@ public struct MediaInfo: Sendable {
     public var isFinished: Bool?
     /// The file ends in the middle of a box (a recording cut off).
     public var isTruncated: Bool
+
+    /// Handler names muxers write when a track has no name of its own.
+    static let defaultHandlerNames: Set<String> = ["VideoHandler", "SoundHandler", "DataHandler", "SubtitleHandler", "TextHandler",
+                                                   "Core Media Video", "Core Media Audio", "Mainconcept Video Media Handler",
+                                                   "ISO Media file produced by Google Inc."]
+
+    static func trackTitle(_ metadata: OpaquePointer?) -> String? {
+        for key in ["title", "handler_name"] {
+            guard let entry = av_dict_get(metadata, key, nil, 0) else { continue }
+            let value = String(cString: entry.pointee.value)
+            if !value.isEmpty && !defaultHandlerNames.contains(value) { return value }
+        }
+        return nil
+    }
 
     /// Reads `path` through once. Throws for a missing, unreadable or
     /// non-media file.
@@ -176,6 +194,7 @@ public struct MediaInfo: Sendable {
                 let value = String(cString: language.pointee.value)
                 if value != "und" { track.language = value }
             }
+            track.title = Self.trackTitle(stream.pointee.metadata)
             if let structure, index < movieTracks.count {
                 track.alternateGroup = Int(movieTracks[index].alternateGroup)
                 track.isEnabled = movieTracks[index].isEnabled

@@ -42,6 +42,11 @@ public class CaptureInput: @unchecked Sendable {
         }
     }
 
+    /// Starts the source streaming once it is open (see `CaptureSource.startStreaming()`).
+    func startStreaming() throws(CaptureError) {
+        try source.startStreaming()
+    }
+
     func close() {
         lock.withLock {
             if isOpen { source.close() }

@@ -176,6 +176,12 @@ public final class CaptureSession: @unchecked Sendable {
         for input in addedInputs {
             do throws(CaptureError) {
                 try open(input)
+                do {
+                    try input.startStreaming()
+                } catch {
+                    close(input)
+                    throw error
+                }
                 opened.append(input)
             } catch {
                 notify(.runtimeError(error))
@@ -207,15 +213,22 @@ public final class CaptureSession: @unchecked Sendable {
         return VideoFormatSelection.supports(preset: preset, in: formats)
     }
 
-    /// Opens every input (taking the cameras' configuration locks), tells
-    /// the outputs, and starts a capture thread per input. Throws the first
-    /// error, with nothing left open or running.
+    /// Opens every input (taking the cameras' configuration locks), starts
+    /// each streaming (a camera its bus has no bandwidth for throws
+    /// `noBandwidth` here, before any output begins), tells the outputs, and
+    /// starts a capture thread per input. Throws the first error, with
+    /// nothing left open or running.
     public func startRunning() throws(CaptureError) {
         let (inputs, outputs) = lock.withLock { (inputList, outputList) }
         guard !isRunning else { return }
         var told: [CaptureOutput] = []
         do {
             for input in inputs { try open(input) }
+            // Several cameras stream before any output begins: one the bus
+            // cannot carry beside the others fails here, before a file exists.
+            // One camera starts in its capture loop, as the outputs are ready.
+            let cameras = inputs.filter { $0.mediaType == .video }
+            if cameras.count > 1 { for camera in cameras { try camera.startStreaming() } }
             for output in outputs {
                 try output.sessionWillStartRunning(inputs: inputs)
                 told.append(output)

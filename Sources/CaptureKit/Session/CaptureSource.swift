@@ -16,6 +16,9 @@ public protocol CaptureSource: AnyObject, Sendable {
     var localizedName: String { get }
     /// The device's model, for file metadata (USB vendor:product, driver), when known.
     var modelID: String? { get }
+    /// The device's unique ID, stable across replug (`CaptureDevice.uniqueID`);
+    /// the path as given for sources that have none.
+    var uniqueID: String { get }
 
     /// The format frames come in, once `open()` has returned (video sources).
     var videoFormat: CaptureVideoFormat? { get }
@@ -26,6 +29,12 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// against what the device really offers. Throws a `CaptureError` that
     /// names the device and, for an impossible request, the nearest choice.
     func open() throws(CaptureError)
+
+    /// Starts the device streaming, after `open()` and before `run`, so that
+    /// a device that cannot stream next to the others (a USB bus out of
+    /// bandwidth) is refused before any output is created. Sources that
+    /// have nothing to start do nothing; `run` starts streaming otherwise.
+    func startStreaming() throws(CaptureError)
 
     /// The capture loop, run on the session's capture thread: starts
     /// streaming, hands every sample to `deliver` in capture order, and
@@ -53,6 +62,8 @@ public protocol CaptureSource: AnyObject, Sendable {
 
 extension CaptureSource {
     public var samplesPerWakeup: Int { 1 }
+    public var uniqueID: String { path }
+    public func startStreaming() throws(CaptureError) {}
 }
 
 /// How a capture loop ended.
@@ -155,6 +166,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case source(String, reason: String)
     /// Another process holds the camera's configuration lock.
     case configurationLocked(String, holder: ConfigurationLockHolder)
+    /// The camera cannot stream beside the others: its bus has no bandwidth
+    /// left for it (VIDIOC_STREAMON answered ENOSPC).
+    case noBandwidth(String)
 
     public var description: String {
         switch self {
@@ -164,6 +178,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceLost(let device): return "\(device): the device went away"
         case .source(let device, let reason): return "\(device): \(reason)"
         case .configurationLocked(let device, let holder): return "\(device): locked for configuration by \(holder)"
+        case .noBandwidth(let device): return "\(device): cannot stream beside the other cameras: its bus has no bandwidth left (VIDIOC_STREAMON: no space left on device)"
         }
     }
 }

@@ -58,6 +58,9 @@ final class V4L2BufferQueue: @unchecked Sendable {
 
     var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// Whether VIDIOC_STREAMON has been made and no STREAMOFF since.
+    var isStreaming: Bool { state.withLock { $0.streaming } }
+
     /// Queues every buffer not lent out, then VIDIOC_STREAMON.
     func start() throws(SystemCallError) {
         try state.withLock { (state: inout State) throws(SystemCallError) in

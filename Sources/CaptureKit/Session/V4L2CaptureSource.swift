@@ -18,6 +18,7 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
     public let path: String
     public let localizedName: String
     public let modelID: String?
+    public var uniqueID: String { device.uniqueID }
     /// What was asked for.
     public let request: CaptureVideoRequest
 
@@ -206,6 +207,24 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
         }
     }
 
+    /// VIDIOC_STREAMON now, so that a camera the bus cannot carry beside
+    /// the others (ENOSPC: a USB controller's bandwidth is reserved per
+    /// stream when it starts) is refused before anything is recorded.
+    /// Frames the driver fills meanwhile wait in its queue for `run`.
+    public func startStreaming() throws(CaptureError) {
+        guard let queue = state.withLock({ $0.queue }), !queue.isStreaming else { return }
+        do {
+            try queue.start()
+        } catch {
+            queue.stop()
+            switch error.errno {
+            case ENOSPC: throw .noBandwidth(path)
+            case ENODEV, ENXIO: throw .deviceLost(path)
+            default: throw setupError(error)
+            }
+        }
+    }
+
     // MARK: Capture loop
 
     public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
@@ -214,7 +233,9 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             return .failed(.source(path, reason: "the device is not open"))
         }
         do {
-            try queue.start()
+            if !queue.isStreaming { try queue.start() }
+        } catch where error.errno == ENOSPC {
+            return .failed(.noBandwidth(path))
         } catch {
             return end(after: error, queue: queue)
         }

@@ -30,6 +30,11 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// The track's language as an ISO 639-2 code (`eng`), where the container records one.
     public var languageCode: String?
 
+    /// The track's name, such as the camera it came from: the handler name
+    /// in MP4 and QuickTime (the one track-level text they keep), the track
+    /// title in Matroska and WebM. Read back as `MediaInfo.Track.title`.
+    public var title: String?
+
     weak var writer: AssetWriter?
     let lock = WriterLock()
     /// Guards `decoder`; taken before `lock`, never inside it.
@@ -124,6 +129,10 @@ public final class AssetWriterInput: @unchecked Sendable {
             self.packet = packet
             if marksOutputTrackAsEnabled { stream.pointee.disposition |= AV_DISPOSITION_DEFAULT }
             if let languageCode { av_dict_set(&stream.pointee.metadata, "language", languageCode, 0) }
+            if let title {
+                av_dict_set(&stream.pointee.metadata, "title", title, 0)
+                av_dict_set(&stream.pointee.metadata, "handler_name", title, 0)
+            }
             switch outputSettings {
             case .video(var settings):
                 if expectsMediaDataInRealTime, settings.encoderOptions["tune"] == nil,

@@ -6,7 +6,8 @@ import Glibc
 
 /// What `record` was asked to do, parsed and checked.
 struct RecordRequest {
-    var video: String?
+    /// The cameras, in the order given (camera 1 first), each with what it is asked for.
+    var cameras: [(specifier: String, request: CaptureVideoRequest)]
     var audio: [String]
     var videoRequest: CaptureVideoRequest
     var audioRequest: CaptureAudioRequest
@@ -26,15 +27,21 @@ struct RecordRequest {
     var extraMetadata: [MetadataItem]
     var holdsConfigurationLock: Bool
     var triggers: TriggerOptions
+    var stopsOnDeviceLoss: Bool
 
     init(command: Capctl.Record) {
-        video = command.video?.specifier
-        audio = command.audio.map(\.specifier)
-        if video == nil && audio.isEmpty {
-            video = command.out.flatMap { FileType(path: $0)?.availableMediaTypes } == [.audio] ? nil : "video:0"
-            if video == nil { audio = ["default"] }
-        }
         videoRequest = command.capture.request
+        let shared = videoRequest
+        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared)) }
+        audio = command.audio.map(\.specifier)
+        if cameras.isEmpty && audio.isEmpty {
+            if command.out.flatMap({ FileType(path: $0)?.availableMediaTypes }) == [.audio] {
+                audio = ["default"]
+            } else {
+                cameras = [("video:0", shared)]
+            }
+        }
+        stopsOnDeviceLoss = command.stopOnDeviceLoss
         audioRequest = CaptureAudioRequest(sampleRate: command.sampleRate, channels: command.channels)
         realtime = !command.capture.noRealtime
         settings = command.encoding.settings()
@@ -76,6 +83,10 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     private var endError: RecordingError?
     private var interrupts = 0
     private var triggers: RecordingTriggers?
+    /// The camera inputs, in the order given, for the numbers events give them.
+    private var cameraInputs: [CaptureInput] = []
+    /// The cameras lost while the others recorded on (numbered from 1).
+    private var lostCameras: [Int] = []
 
     init(request: RecordRequest) {
         self.request = request
@@ -93,8 +104,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         let discovery = DeviceDiscovery()
         var inputs: [CaptureInput] = []
         do throws(CaptureError) {
-            if let video = request.video {
-                inputs.append(CaptureInput(source: try CaptureSourceFactory.videoSource(video, request: request.videoRequest,
+            for camera in request.cameras {
+                inputs.append(CaptureInput(source: try CaptureSourceFactory.videoSource(camera.specifier, request: camera.request,
                                                                                          realtime: request.realtime, discovery: discovery)))
             }
             for audio in request.audio {
@@ -104,8 +115,15 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
             // The configuration lock, as AVCaptureDevice's lockForConfiguration:
             // taken by the session while it runs, unless --no-lock.
             for input in inputs { input.locksConfiguration = request.holdsConfigurationLock }
+            let cameras = inputs.filter { $0.mediaType == .video }
+            lock.withLock { cameraInputs = cameras }
         } catch {
             throw CommandFailure(error)
+        }
+        // A camera streams to one reader: the same one twice would only fail later, less clearly.
+        let nodes = inputs.compactMap { $0.source as? V4L2CaptureSource }
+        if let twice = nodes.first(where: { node in nodes.filter { $0.uniqueID == node.uniqueID }.count > 1 }) {
+            throw CommandFailure("--video names \(twice.path) (\(twice.uniqueID)) twice; give each camera once", status: .usage)
         }
 
         var output: CaptureFileOutput?
@@ -164,7 +182,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
                 throw CommandFailure(refused)
             }
         }
-        let files = output.map { [$0.outputFilePath ?? request.output ?? ""] } ?? []
+        var files = output.map { [$0.outputFilePath ?? request.output ?? ""] } ?? []
+        if let output, template?.hasCameraNumber == true, !output.outputFilePaths.isEmpty { files = output.outputFilePaths }
         reporter.started(files: files, inputs: inputs, limits: limits, streams: streams?.urls ?? [])
 
         // Progress until the recording ends by itself or on request.
@@ -195,7 +214,12 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         } else if output == nil, reason == .deviceDisconnected {
             failure = nil
         }
-        reporter.finished(statistics, reason: reason, error: error, status: status, streams: streams?.statuses() ?? [], failure: failure)
+        // A camera lost while the others recorded on: the files are
+        // complete, and the status says that a device went away.
+        let lost = lock.withLock { lostCameras }
+        if !lost.isEmpty, status == .success { status = .unavailable }
+        reporter.finished(statistics, reason: reason, error: error, status: status, streams: streams?.statuses() ?? [], failure: failure,
+                          lostCameras: lost)
         return status
     }
 
@@ -204,11 +228,12 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     private func makeFileOutput(path: String, template: FileNameTemplate, inputs: [CaptureInput]) throws -> CaptureFileOutput {
         let fileType = FileType(path: path)
         let output: CaptureFileOutput = fileType?.availableMediaTypes.contains(.video) == false ? AudioFileOutput() : MovieFileOutput()
-        if output is AudioFileOutput, request.video != nil {
+        if output is AudioFileOutput, !request.cameras.isEmpty {
             throw CommandFailure("\(path): a \(fileType?.displayName ?? "") file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts", status: .usage)
         }
         var settings = request.settings
-        settings.metadata = defaultMetadata(inputs) + request.extraMetadata
+        // With a file per camera, each file's make and model are its own camera's (the library fills them in).
+        settings.metadata = (template.hasCameraNumber ? [] : defaultMetadata(inputs)) + request.extraMetadata
         output.settings = settings
         output.maxRecordedDuration = request.maxDuration ?? .invalid
         output.maxRecordedFileSize = request.maxSize ?? 0
@@ -216,15 +241,16 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         output.segmentDuration = request.segmentDuration ?? .invalid
         output.segmentFileSize = request.segmentSize ?? 0
         output.overwritesExistingFiles = request.overwrite
+        output.stopsOnDeviceLoss = request.stopsOnDeviceLoss
         request.triggers.configure(output)
         reporter.showsPreRoll = request.triggers.preRoll != nil
         let triggers = RecordingTriggers(options: request.triggers, output: output, reporter: reporter)
         lock.withLock { self.triggers = triggers }
-        if triggers.detector != nil && request.video == nil {
+        if triggers.detector != nil && request.cameras.isEmpty {
             throw CommandFailure("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)
         }
         // Each file from the template: also an OUT named by time fields alone, one file per event.
-        if template.hasCounter || request.segmentDuration != nil || request.segmentSize != nil || request.triggers.filePerEvent {
+        if template.hasCounter || template.hasCameraNumber || request.segmentDuration != nil || request.segmentSize != nil || request.triggers.filePerEvent {
             output.startRecording(toTemplate: template, recordingDelegate: self)
         } else {
             output.startRecording(to: path, recordingDelegate: self)
@@ -235,13 +261,18 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     }
 
     /// The motion detector reads a picture's luma from raw frames: a camera
-    /// that sends compressed ones (settled once the session runs) is refused
-    /// before anything is recorded.
+    /// that sends compressed ones, or raw ones without an 8-bit luma
+    /// (settled once the session runs), is refused before anything is recorded.
     private func checkMotionInput(inputs: [CaptureInput], session: CaptureSession) throws {
-        guard let camera = inputs.first(where: { $0.mediaType == .video }),
-              case .compressed(let codec)? = camera.source.videoFormat?.layout else { return }
+        guard let camera = inputs.first(where: { $0.mediaType == .video }), let layout = camera.source.videoFormat?.layout,
+              !MotionDetector.canAnalyze(layout) else { return }
         session.stopRunning()
-        throw CommandFailure("\(camera.source.path): --resume-on motion reads raw pictures and this camera sends \(codec); choose a raw --pixel-format such as YUYV",
+        let sends: String
+        switch layout {
+        case .compressed(let codec): sends = codec
+        case .raw(let format, _): sends = "\(format.name) pictures"
+        }
+        throw CommandFailure("\(camera.source.path): --resume-on motion reads 8-bit luma from raw pictures and this camera sends \(sends); choose a --pixel-format such as YUYV",
                              status: .usage)
     }
 
@@ -251,7 +282,11 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
 
     /// Fails before opening any device when an output exists or its directory is missing.
     private func checkOutputs(_ template: FileNameTemplate) throws {
-        let first = template.hasCounter ? template.path(number: 1) : template.path(number: 1)
+        let cameras = template.hasCameraNumber ? max(1, request.cameras.count) : 1
+        for camera in 1...cameras { try checkOutput(template.path(number: 1, camera: camera)) }
+    }
+
+    private func checkOutput(_ first: String) throws {
         var info = stat()
         if lstat(first, &info) == 0 && !request.overwrite {
             throw CommandFailure("\(first): already exists; capctl never overwrites a file (use --overwrite to replace it)", status: .cannotCreate)
@@ -297,6 +332,13 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         reporter.resumed(path: path, statistics: output.statistics, cause: lock.withLock { triggers }?.takeResumeCause())
     }
 
+    func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError) {
+        let cameras = lock.withLock { cameraInputs }
+        let number = (cameras.firstIndex { $0 === input } ?? 0) + 1
+        lock.withLock { lostCameras.append(number) }
+        reporter.cameraLost(input, camera: number, statistics: output.statistics)
+    }
+
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
         reporter.segment(file, error: error)
     }
@@ -321,6 +363,9 @@ extension CommandFailure {
         case .source: self.init(error.description, status: .dataError)
         case .configurationLocked(let device, let holder):
             self.init("\(device): locked for configuration by \(holder); try again when it ends, or record with --no-lock", status: .unavailable)
+        case .noBandwidth(let device):
+            self.init("\(error.description); try a smaller size or rate for it (--video \(device),size=640x480,fps=15), MJPEG (--video \(device),pixel-format=MJPG), or another USB port",
+                      status: .unavailable)
         }
     }
 

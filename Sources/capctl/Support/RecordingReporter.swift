@@ -24,6 +24,11 @@ final class RecordingReporter: @unchecked Sendable {
     private var lastTime = MonotonicClock.nowNanoseconds()
     private var lastBytes: Int64 = 0
     private var lastDuration = 0.0
+    /// Whether `started` has been emitted, and the pause or resume events
+    /// that came before it (a recording that begins paused says so while
+    /// the session starts): they follow it.
+    private var hasStarted = false
+    private var beforeStart: [() -> Void] = []
 
     init(style: ProgressStyle) {
         self.style = style
@@ -43,13 +48,28 @@ final class RecordingReporter: @unchecked Sendable {
             return .init(device: source.path, name: source.localizedName, mediaType: "audio", format: audio?.sampleFormat.rawValue,
                          width: nil, height: nil, frameRate: nil, sampleRate: audio?.sampleRate, channels: audio?.channels)
         }
-        emit(StartedEvent(time: EventTime.now(), file: files.first ?? "", inputs: devices,
+        emit(StartedEvent(time: EventTime.now(), file: files.first ?? "", files: files.count > 1 ? files : nil, inputs: devices,
                           maxDuration: limits.duration?.seconds, maxSize: limits.size, minFreeSpace: limits.minFreeSpace,
                           streams: streams.isEmpty ? nil : streams)) {
             let names = inputs.map { "\($0.source.path) (\($0.source.localizedName))" }.joined(separator: ", ")
-            let targets = (files.prefix(1) + streams).joined(separator: " and ")
+            let targets = (files + streams).joined(separator: " and ")
             return "recording \(names) to \(targets); Ctrl-C to stop"
         }
+        let held = lock.withLock { () -> [() -> Void] in
+            hasStarted = true
+            defer { beforeStart = [] }
+            return beforeStart
+        }
+        for event in held { event() }
+    }
+
+    /// Runs `event` now, or right after `started` when that has not been emitted yet.
+    private func afterStart(_ event: @escaping () -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if !hasStarted { beforeStart.append(event) }
+            return hasStarted
+        }
+        if now { event() }
     }
 
     func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) {
@@ -96,15 +116,21 @@ final class RecordingReporter: @unchecked Sendable {
     }
 
     func paused(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
-        emit(StateEvent(event: "paused", time: EventTime.now(), file: path, duration: statistics.duration.seconds, cause: cause)) {
-            "paused \(path) at \(formatClock(statistics.duration.seconds))" + (cause.map { " (\($0.rawValue))" } ?? "")
+        let time = EventTime.now()
+        afterStart { [self] in
+            emit(StateEvent(event: "paused", time: time, file: path, duration: statistics.duration.seconds, cause: cause)) {
+                "paused \(path) at \(formatClock(statistics.duration.seconds))" + (cause.map { " (\($0.rawValue))" } ?? "")
+            }
         }
     }
 
     func resumed(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
         let preRoll = showsPreRoll ? statistics.lastPreRoll.seconds : nil
-        emit(StateEvent(event: "resumed", time: EventTime.now(), file: path, duration: statistics.duration.seconds, cause: cause, preRoll: preRoll)) {
-            "resumed \(path)" + (cause.map { " (\($0.rawValue))" } ?? "") + (preRoll.map { String(format: " with %.2fs of pre-roll", $0) } ?? "")
+        let time = EventTime.now()
+        afterStart { [self] in
+            emit(StateEvent(event: "resumed", time: time, file: path, duration: statistics.duration.seconds, cause: cause, preRoll: preRoll)) {
+                "resumed \(path)" + (cause.map { " (\($0.rawValue))" } ?? "") + (preRoll.map { String(format: " with %.2fs of pre-roll", $0) } ?? "")
+            }
         }
     }
 
@@ -112,6 +138,14 @@ final class RecordingReporter: @unchecked Sendable {
     func motion(started: Bool, score: Double) {
         emit(MotionEvent(event: started ? "motion-started" : "motion-ended", time: EventTime.now(), score: score.rounded(toPlaces: 2))) {
             String(format: "motion %@ (%.1f%% of the picture changed)", started ? "started" : "ended", score)
+        }
+    }
+
+    /// A camera went away and the recording goes on with the others.
+    func cameraLost(_ input: CaptureInput, camera: Int, statistics: RecordingStatistics) {
+        emit(CameraLostEvent(time: EventTime.now(), device: input.source.path, name: input.source.localizedName, camera: camera,
+                             duration: statistics.duration.seconds)) {
+            "camera \(camera), \(input.source.path) (\(input.source.localizedName)), went away at \(formatClock(statistics.duration.seconds)); recording goes on with the others"
         }
     }
 
@@ -123,7 +157,7 @@ final class RecordingReporter: @unchecked Sendable {
     }
 
     func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus,
-                  streams: [StreamStatus] = [], failure: String? = nil) {
+                  streams: [StreamStatus] = [], failure: String? = nil, lostCameras: [Int] = []) {
         if let failure { Diagnostics.error(failure) } else if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
         emit(FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
@@ -131,10 +165,12 @@ final class RecordingReporter: @unchecked Sendable {
                            droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
                            audioSamples: statistics.audioSamples,
                            error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
-                           exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams)) {
+                           exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams,
+                           lostCameras: lostCameras.isEmpty ? nil : lostCameras)) {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
             text += "\(formatClock(statistics.duration.seconds)), \(formatBytes(statistics.bytes)), \(statistics.videoFrames) frames, "
             text += "\(statistics.audioSamples) audio samples, \(statistics.dropped) dropped"
+            if !lostCameras.isEmpty { text += "; lost camera \(lostCameras.map(String.init).joined(separator: ", "))" }
             for (index, stream) in streams.enumerated() { text += "\n" + Self.streamSummary(stream, index: index + 1) }
             return text
         }
@@ -178,6 +214,8 @@ final class RecordingReporter: @unchecked Sendable {
         var event = "started"
         var time: String
         var file: String
+        /// With one file per camera (%c), each camera's first file, in camera order.
+        var files: [String]?
         var inputs: [Input]
         var maxDuration: Double?
         var maxSize: Int64?
@@ -241,6 +279,17 @@ final class RecordingReporter: @unchecked Sendable {
         var preRoll: Double?
     }
 
+    struct CameraLostEvent: Encodable {
+        var event = "camera-lost"
+        let time: String
+        let device: String
+        let name: String
+        /// Its number among the cameras (1 for the first --video).
+        let camera: Int
+        /// The recording's media time when it went.
+        let duration: Double
+    }
+
     struct SegmentEvent: Encodable {
         var event = "segment"
         var time: String
@@ -271,6 +320,8 @@ final class RecordingReporter: @unchecked Sendable {
         var error: String?
         var exitStatus: Int32
         var streams: [StreamStatus]?
+        /// The cameras lost while the others recorded on (numbered from 1).
+        var lostCameras: [Int]?
     }
 }
 

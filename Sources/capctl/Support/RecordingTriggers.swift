@@ -22,19 +22,17 @@ final class RecordingTriggers: MotionDetectorDelegate, @unchecked Sendable {
         detector?.setDelegate(self)
     }
 
+    /// Asks for a pause, remembering `cause` for the `paused` event. Each
+    /// kind keeps its own cause: a resume waiting for its keyframe and a
+    /// pause asked for meanwhile both take effect, each with its own cause.
     func pause(_ cause: PauseCause) {
-        lock.withLock {
-            pauseCause = cause
-            resumeCause = nil
-        }
+        lock.withLock { pauseCause = cause }
         output?.pauseRecording()
     }
 
+    /// Asks for a resume, remembering `cause` for the `resumed` event.
     func resume(_ cause: PauseCause) {
-        lock.withLock {
-            resumeCause = cause
-            pauseCause = nil
-        }
+        lock.withLock { resumeCause = cause }
         output?.resumeRecording()
     }
 
@@ -58,12 +56,15 @@ final class RecordingTriggers: MotionDetectorDelegate, @unchecked Sendable {
 
     func motionDetector(_ detector: MotionDetector, didStartMotionAt time: MediaTime, score: Double) {
         reporter.motion(started: true, score: score)
-        // A recording that is not paused ignores it.
+        // A recording that is not paused has nothing to resume: no cause is
+        // left behind to be taken by a later resume from a signal.
+        guard output?.isRecordingPaused == true else { return }
         resume(.motion)
     }
 
     func motionDetector(_ detector: MotionDetector, didEndMotionAt time: MediaTime, score: Double) {
         reporter.motion(started: false, score: score)
+        guard output?.isRecordingPaused == false else { return }
         pause(.still)
     }
 }

@@ -4,7 +4,7 @@ import CaptureKit
 /// `record`'s options for pre-roll and triggered recording: start paused,
 /// keep the media before a resume, resume and pause on motion, one file per event.
 struct TriggerOptions: ParsableArguments {
-    @Flag(name: .long, help: "Start paused: the devices run, nothing is written until a resume (SIGUSR2, or motion with --resume-on).")
+    @Flag(name: .long, help: "Start paused: the devices run, no file is made until a resume (SIGUSR2, or motion with --resume-on).")
     var startPaused = false
 
     @Option(name: .long, help: ArgumentHelp("While paused, keep the last TIME of media in memory and write it first on resume.", valueName: "time"))
@@ -22,7 +22,7 @@ struct TriggerOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("With --resume-on motion: motion must last this long to count (default 0).", valueName: "time"))
     var minEvent: DurationArgument?
 
-    @Flag(name: .long, help: "Each resume after the first starts a new file named by OUT's template (%n, strftime fields).")
+    @Flag(name: .long, help: "Each pause finishes the file and the next resume starts a new one named by OUT's template (%n, strftime fields).")
     var filePerEvent = false
 
     /// Checks the options against each other and against OUT.

@@ -63,6 +63,8 @@ final class FakeV4L2Camera: @unchecked Sendable {
     var stampClock: clockid_t? = CLOCK_MONOTONIC
     /// When set, VIDIOC_S_PRIORITY fails with this errno.
     var priorityError: Int32?
+    /// When set, VIDIOC_STREAMON fails with this errno (ENOSPC: a USB bus out of bandwidth).
+    var streamOnError: Int32?
     /// When set, VIDIOC_S_PARM answers this interval instead of the one asked.
     var intervalReply: Fraction?
     /// When set, VIDIOC_G_FMT answers this instead of the format set.
@@ -359,7 +361,9 @@ final class FakeV4L2Camera: @unchecked Sendable {
 
     fileprivate func streamOn() throws(SystemCallError) {
         let origin = stampClock.map { now($0) - Self.backdate } ?? 0
+        let refusal = streamOnError
         try record("VIDIOC_STREAMON") { (driver) throws(SystemCallError) in
+            if let refusal { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: refusal) }
             if let code = driver.dequeueError { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: code) }
             guard !driver.buffers.isEmpty else { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: EINVAL) }
             if !driver.streaming, driver.origin == 0 { driver.origin = origin }

@@ -18,26 +18,39 @@ struct LumaThumbnail: Sendable {
         var stride: Int
     }
 
-    /// The thumbnail of `sample`; nil for frames it cannot read (compressed,
-    /// or a pixel format without an 8-bit luma or green channel).
-    init?(_ sample: VideoSampleBuffer) {
-        guard case .raw(let format, let bytesPerRow) = sample.layout, sample.width > 0, sample.height > 0 else { return nil }
-        let layout: LumaLayout
-        switch format.name {
-        case "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "nv16", "gray":
-            layout = LumaLayout(offset: 0, step: 1, stride: bytesPerRow ?? sample.width)
+    /// Whether frames laid out as `layout` can be read: raw, with an 8-bit
+    /// luma (or green) sample per pixel.
+    static func canRead(_ layout: VideoSampleLayout) -> Bool {
+        guard case .raw(let format, _) = layout else { return false }
+        return lumaLayout(of: format.name, width: 1, bytesPerRow: nil) != nil
+    }
+
+    private static func lumaLayout(of formatName: String, width: Int, bytesPerRow: Int?) -> LumaLayout? {
+        switch formatName {
+        case "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "yuv411p", "yuv410p",
+             "nv12", "nv21", "nv16", "nv24", "nv42", "gray":
+            return LumaLayout(offset: 0, step: 1, stride: bytesPerRow ?? width)
         case "yuyv422", "yvyu422":
-            layout = LumaLayout(offset: 0, step: 2, stride: bytesPerRow ?? sample.width * 2)
+            return LumaLayout(offset: 0, step: 2, stride: bytesPerRow ?? width * 2)
         case "uyvy422":
-            layout = LumaLayout(offset: 1, step: 2, stride: bytesPerRow ?? sample.width * 2)
+            return LumaLayout(offset: 1, step: 2, stride: bytesPerRow ?? width * 2)
         case "rgb24", "bgr24":
             // Green stands in for luma (most of it is green).
-            layout = LumaLayout(offset: 1, step: 3, stride: bytesPerRow ?? sample.width * 3)
+            return LumaLayout(offset: 1, step: 3, stride: bytesPerRow ?? width * 3)
         case "rgba", "bgra", "rgb0", "bgr0":
-            layout = LumaLayout(offset: 1, step: 4, stride: bytesPerRow ?? sample.width * 4)
+            return LumaLayout(offset: 1, step: 4, stride: bytesPerRow ?? width * 4)
+        case "argb", "abgr", "0rgb", "0bgr":
+            return LumaLayout(offset: 2, step: 4, stride: bytesPerRow ?? width * 4)
         default:
             return nil
         }
+    }
+
+    /// The thumbnail of `sample`; nil for frames it cannot read (compressed,
+    /// or a pixel format without an 8-bit luma or green channel).
+    init?(_ sample: VideoSampleBuffer) {
+        guard case .raw(let format, let bytesPerRow) = sample.layout, sample.width > 0, sample.height > 0,
+              let layout = Self.lumaLayout(of: format.name, width: sample.width, bytesPerRow: bytesPerRow) else { return nil }
         let bytes = sample.bytes
         guard bytes.count >= layout.stride * (sample.height - 1) + layout.offset + layout.step * sample.width - (layout.step - 1) else { return nil }
         let cell = max(1, sample.width / Self.columns)

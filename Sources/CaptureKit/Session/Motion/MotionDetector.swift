@@ -82,6 +82,14 @@ public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @uncheck
         output.setSampleBufferDelegate(self)
     }
 
+    /// Whether the detector can look at frames laid out as `layout`: raw
+    /// frames with an 8-bit luma (YUV) or green (RGB) sample per pixel. A
+    /// camera that sends others (compressed, Bayer, more than 8 bits) never
+    /// starts motion: choose another format for it.
+    public static func canAnalyze(_ layout: VideoSampleLayout) -> Bool {
+        LumaThumbnail.canRead(layout)
+    }
+
     /// Sets the delegate (held weakly) that hears motion begin and end.
     public func setDelegate(_ delegate: (any MotionDetectorDelegate)?) {
         shared.withLock { $0.delegate = delegate }

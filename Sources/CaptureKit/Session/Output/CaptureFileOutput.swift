@@ -60,10 +60,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public var preRollMemoryLimit = CaptureFileOutput.defaultPreRollMemoryLimit
     /// 128 MiB: 30 s of 1080p video at 30 Mb/s with its audio.
     public static let defaultPreRollMemoryLimit = 128 * 1_048_576
-    /// Each resume after the first stretch of a recording begins a new file
-    /// (the next one the template names), so that each stretch, with its
-    /// pre-roll, is a file that plays on its own.
+    /// Each pause finishes the file, and the next resume begins a new one
+    /// (the next the template names), so that each stretch, with its
+    /// pre-roll, is a file that plays on its own, complete when it ends.
     public var startsNewFileOnResume = false
+    /// With several cameras, one that goes away ends the whole recording
+    /// (as `deviceDisconnected`) instead of only its track. A recording
+    /// left without any camera ends either way.
+    public var stopsOnDeviceLoss = false
 
     /// The media types this output records.
     open var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
@@ -158,8 +162,14 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     public var isRecording: Bool { current != nil }
     public var isRecordingPaused: Bool { current?.isPaused ?? false }
-    /// The file being written now (or last, once the recording ended).
+    /// The file being written now; while paused with no file open (each
+    /// event in its own file, or paused from the start), the last one
+    /// finished or, before any, the first the next resume makes; once the
+    /// recording ended, the last one.
     public var outputFilePath: String? { lock.withLock { active }?.outputFilePath }
+    /// Every file `outputFilePath` stands for: one per camera when the
+    /// template has `%c`, else that one.
+    public var outputFilePaths: [String] { lock.withLock { active }?.outputFilePaths ?? [] }
     /// Media time recorded so far, over every file, pauses left out.
     public var recordedDuration: MediaTime { statistics.duration }
     /// Bytes written so far, over every file.

@@ -3,9 +3,11 @@ import Glibc
 #endif
 
 /// The name of each file of a recording: `%n` is the file's number (from 1;
-/// `%3n` pads it to three digits), `%%` a percent sign, and any other `%`
-/// field is strftime's, filled in with the local time the file starts
-/// (`rec-%Y%m%d-%H%M%S.mp4`).
+/// `%3n` pads it to three digits), `%c` the camera's number (from 1, in the
+/// order of the session's inputs; with it, each camera is recorded to a file
+/// of its own), `%%` a percent sign, and any other `%` field is strftime's,
+/// filled in with the local time the file starts (`rec-%Y%m%d-%H%M%S.mp4`).
+/// (strftime's own `%c`, the locale's date and time, is not available.)
 public struct FileNameTemplate: Sendable, Hashable {
     public let pattern: String
 
@@ -21,11 +23,11 @@ public struct FileNameTemplate: Sendable, Hashable {
                 }
                 let field = pattern[next]
                 let numbered = next > pattern.index(after: index)
-                if numbered && field != "n" {
-                    throw .unsupported("output template '\(pattern)': a width is only allowed on %n (such as %3n)")
+                if numbered && field != "n" && field != "c" {
+                    throw .unsupported("output template '\(pattern)': a width is only allowed on %n and %c (such as %3n)")
                 }
                 if !"n%aAbBcCdDeFgGhHIjklmMpsrRStTuUVwWxXyYzZ".contains(field) {
-                    throw .unsupported("output template '\(pattern)': %\(field) is not a field; use %n for the file number or a strftime field")
+                    throw .unsupported("output template '\(pattern)': %\(field) is not a field; use %n for the file number, %c for the camera's, or a strftime field")
                 }
                 index = pattern.index(after: next)
             } else {
@@ -38,8 +40,11 @@ public struct FileNameTemplate: Sendable, Hashable {
     /// Whether the pattern holds the file number.
     public var hasCounter: Bool { fields.contains("n") }
 
+    /// Whether the pattern holds the camera number: one file per camera.
+    public var hasCameraNumber: Bool { fields.contains("c") }
+
     /// Whether every file gets a name of its own: a counter, or a time field down to the second.
-    public var namesEachFile: Bool { hasCounter || fields.contains { "sSTrc".contains($0) } }
+    public var namesEachFile: Bool { hasCounter || fields.contains { "sSTr".contains($0) } }
 
     private var fields: [Character] {
         var result: [Character] = []
@@ -57,8 +62,8 @@ public struct FileNameTemplate: Sendable, Hashable {
         return result
     }
 
-    /// The name of file number `number` starting at `time` (seconds since the epoch).
-    public func path(number: Int, time: Int = Int(Glibc.time(nil))) -> String {
+    /// The name of file number `number` of camera `camera` starting at `time` (seconds since the epoch).
+    public func path(number: Int, camera: Int = 1, time: Int = Int(Glibc.time(nil))) -> String {
         var output = ""
         var strftimePart = ""
         func flush() {
@@ -81,9 +86,9 @@ public struct FileNameTemplate: Sendable, Hashable {
                 next = pattern.index(after: next)
             }
             let field = pattern[next]
-            if field == "n" {
+            if field == "n" || field == "c" {
                 flush()
-                let digits = String(number)
+                let digits = String(field == "n" ? number : camera)
                 let pad = max(0, (Int(width) ?? 0) - digits.count)
                 output += String(repeating: "0", count: pad) + digits
             } else {

@@ -8,24 +8,12 @@ extension FileRecording {
     // MARK: Requests
 
     func apply(_ command: Command, at time: MediaTime) {
-        guard let file = current else { return }
+        guard let file = current else { return applyBetweenFiles(command, at: time) }
         switch command {
         case .pause:
-            guard !paused else { return }
-            paused = true
-            if let start = file.sessionStart {
-                let end = max(time, start)
-                do { try file.writer.endSession(atSourceTime: end) } catch { fail(RecordingFileFactory.writeError(error, path: file.path), file: file); return }
-                file.closedDuration = file.closedDuration + (end - start)
-                file.sessionStart = nil
-                file.lastSession?.end = end
-            }
-            lock.withLock { stats.isPaused = true }
-            preRoll?.arm(from: time)
-            delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
+            pause(file, at: time)
         case .resume:
-            guard paused else { return }
-            resume(file, at: time)
+            resume(at: time)
         case .switchFile(let path):
             switchFile(from: file, at: time, to: path)
         case .stop(let reason, let error), .stopWhenDrained(let reason, let error):
@@ -33,37 +21,11 @@ extension FileRecording {
         }
     }
 
-    /// Resumes at `time` (a keyframe with shared video): in a new file when
-    /// each event gets one, with what the pre-roll kept written first, so
-    /// the resumed stretch begins at the pre-roll's keyframe and runs on
-    /// without a gap into the samples from `time` on.
-    func resume(_ paused: RecordingFileWriter, at time: MediaTime) {
-        var file = paused
-        if startsNewFileOnResume, file.lastSession != nil {
-            switchFile(from: file, at: time, to: nil)
-            guard let next = current, next !== file else { return }
-            file = next
-        }
-        self.paused = false
-        let kept = preRoll?.take(before: time)
-        let start = kept.map { max($0.start, file.latestEnd ?? $0.start) } ?? max(time, file.latestEnd ?? time)
-        lock.withLock {
-            stats.isPaused = false
-            stats.lastPreRoll = time > start ? time - start : .zero
-        }
-        startSession(file, at: start)
-        delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
-        for (index, sample) in kept?.samples ?? [] {
-            guard current === file else { return }
-            append(sample, from: index, to: file)
-        }
-    }
-
     func switchFile(from file: RecordingFileWriter, at time: MediaTime, to path: String?) {
         let next: RecordingFileWriter
         do {
-            next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo)
-            lock.withLock { currentPath = next.path }
+            next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo, leavingOut: endedInputs)
+            lock.withLock { (currentPath, currentPaths) = (next.path, next.parts.map(\.path)) }
         } catch {
             stop(file, at: time, reason: .error, error: error)
             return
@@ -80,7 +42,7 @@ extension FileRecording {
     func beginCut(_ file: RecordingFileWriter, at time: MediaTime) {
         if let start = file.sessionStart {
             let end = max(time, start)
-            try? file.writer.endSession(atSourceTime: end)
+            try? file.endSession(atSourceTime: end)
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
             file.lastSession?.end = end
@@ -121,44 +83,61 @@ extension FileRecording {
     }
 
     func finish(_ file: RecordingFileWriter) {
-        if paused, file.lastSession == nil, file.writer.status == .writing {
-            // Paused from its start to its end (started paused and never
-            // resumed, or switched to while paused): nothing was recorded
-            // into it, so no file is left behind.
-            file.writer.cancelWriting()
+        if paused, file.latestEnd == nil, file.isWriting {
+            // Paused with nothing written into it (switched to while paused,
+            // or resumed and paused again at one frame): no file is left behind.
+            file.cancelWriting()
             return
         }
+        for part in file.parts where !part.isFinished { finish(part, of: file) }
+        publishStatistics()
+    }
+
+    /// Finalizes one file of `file` and reports it.
+    func finish(_ part: RecordingFilePart, of file: RecordingFileWriter) {
+        part.isFinished = true
         var error: RecordingError?
-        let before = file.videoWriterCounts
-        if file.writer.status == .writing {
-            do { try file.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: file.path) }
-        } else if let failure = file.writer.error {
-            error = RecordingFileFactory.writeError(failure, path: file.path)
+        let held = part.writerInputs.values.filter { $0.mediaType == .video }
+        let before = held.reduce((written: 0, skipped: 0)) { ($0.written + $1.writtenFrameCount, $0.skipped + $1.framesSkippedBeforeKeyframe) }
+        if part.writer.status == .writing {
+            do { try part.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: part.path) }
+        } else if let failure = part.writer.error {
+            error = RecordingFileFactory.writeError(failure, path: part.path)
         }
         // Pictures a decoder held until the end are in the file too.
-        let after = file.videoWriterCounts
-        file.videoFrames += max(0, after.written - before.written)
+        let after = held.reduce((written: 0, skipped: 0)) { ($0.written + $1.writtenFrameCount, $0.skipped + $1.framesSkippedBeforeKeyframe) }
+        let late = max(0, after.written - before.written)
+        part.videoFrames += late
+        file.videoFrames += late
         if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
-        if error == nil, file.videoFrames == 0, file.videoSamplesTaken > 0 {
+        // With a file per camera, each counts its own camera's frames: one
+        // whose camera sent none in it has no picture, which is no error.
+        let taken = file.parts.count == 1 ? file.videoSamplesTaken : part.videoSamplesTaken
+        if error == nil, part.videoFrames == 0, taken > 0, !held.isEmpty {
             // Frames were captured for this file and none could be written.
             let skipped = after.skipped
             let reason = skipped > 0 ? "no keyframe arrived to start decoding at; \(skipped) frames came before one and were dropped"
-                                     : "the writer could use none of its \(file.videoSamplesTaken) frames"
-            error = .nothingWritten(path: file.path, reason: reason)
+                                     : "the writer could use none of its \(taken) frames"
+            error = .nothingWritten(path: part.path, reason: reason)
         }
-        if case .nothingWritten? = error, !Posix.isAccessible(file.path) {
+        if case .nothingWritten? = error, !Posix.isAccessible(part.path) {
             // The writer removed a file with nothing decodable in it.
-            file.videoFrames = 0
-            file.audioSamples = 0
+            file.videoFrames -= part.videoFrames
+            file.audioSamples -= part.audioSamples
+            part.videoFrames = 0
+            part.audioSamples = 0
         }
-        let bytes = RecordingFileWriter.size(of: file.path)
+        let bytes = RecordingFileWriter.size(of: part.path)
         closedBytes += bytes
-        let record = RecordedFile(path: file.path, index: file.index, duration: file.closedDuration, bytes: bytes,
-                                  videoFrames: file.videoFrames, audioSamples: file.audioSamples, isComplete: error == nil)
-        closedVideoFrames += file.videoFrames
-        closedAudioSamples += file.audioSamples
-        lock.withLock { stats.files.append(file.path) }
-        publishStatistics()
+        // A part finished ahead of the others (its camera went away) ends where its camera's media did.
+        let duration = part.endDuration ?? file.closedDuration
+        let record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
+                                  videoFrames: part.videoFrames, audioSamples: part.audioSamples, isComplete: error == nil)
+        closedVideoFrames += part.videoFrames
+        closedAudioSamples += part.audioSamples
+        file.videoFrames -= part.videoFrames
+        file.audioSamples -= part.audioSamples
+        lock.withLock { stats.files.append(part.path) }
         delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
         if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
     }
@@ -198,8 +177,9 @@ extension FileRecording {
 
     /// Stops or switches files when a limit is reached (see `RecordingLimits`).
     func checkLimits(_ file: RecordingFileWriter, at time: MediaTime, sample: SampleBuffer, timedOnly: Bool) {
+        if let until = keyframeCutsUntil, time > until { keyframeCutsUntil = nil }
         switch limits.decision(for: file, sample: sample, at: time, timedOnly: timedOnly,
-                               closedDuration: closedDuration, closedBytes: closedBytes, timedCutsAtKeyframes: cutsAtKeyframes,
+                               closedDuration: closedDuration, closedBytes: closedBytes, timedCutsAtKeyframes: cutsAtKeyframes || keyframeCutsUntil != nil,
                                sizeCutsAtKeyframes: cutsAtKeyframes || !sharedVideo.isEmpty) {
         case .none: break
         case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
@@ -225,7 +205,7 @@ extension FileRecording {
         let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
         var bytes = closedBytes, frames = 0, samples = 0
         func add(_ file: RecordingFileWriter) {
-            bytes += file.writer.bytesWritten
+            bytes += file.bytesWritten
             frames += file.videoFrames
             samples += file.audioSamples
         }

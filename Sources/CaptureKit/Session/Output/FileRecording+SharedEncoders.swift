@@ -12,8 +12,9 @@ extension FileRecording {
         let recordsVideo = recordedMediaTypes.contains(.video) && allInputs.contains { $0.mediaType == .video }
         let ring = preRollDuration.map { PreRollRing(duration: $0, memoryLimit: preRollMemoryLimit, hasVideo: recordsVideo) }
         lock.withLock { preRollRing = ring }
+        let sharesCameras = sharesCameraEncoders(allInputs)
         for (index, input) in allInputs.enumerated() {
-            guard let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else {
+            guard sharesCameras, let (settings, keyframeInterval) = try files.sharedVideoSettings(for: input, number: 1) else {
                 if ring != nil, input.mediaType == .video, recordedMediaTypes.contains(.video) {
                     throw .unsupported("a pre-roll keeps video as a shared live encoder compresses it (H.264, HEVC or MJPEG from a live source, without B-frames); this recording's video is copied or encoded per file: record H.264 live instead")
                 }

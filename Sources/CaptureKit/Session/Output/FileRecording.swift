@@ -19,9 +19,13 @@ import Glibc
 /// everything marked "writing thread only" is touched by that thread alone
 /// once `begin(inputs:)` has started it.
 ///
-/// Here: requests, beginning, and the writing loop; cutting and finishing
-/// files, limits and reports in `FileRecording+Files.swift`; video from
-/// shared encoders in `FileRecording+SharedEncoders.swift`.
+/// Here: requests, beginning, and each sample's way into the files; the
+/// loop and the order requests take effect in `FileRecording+WritingLoop.swift`;
+/// pauses, resumes and the pre-roll in `FileRecording+Pausing.swift`; cutting
+/// and finishing files, limits and reports in `FileRecording+Files.swift`;
+/// video from shared encoders in `FileRecording+SharedEncoders.swift`;
+/// samples and inputs' ends from the capture threads in
+/// `FileRecording+Capture.swift`; several cameras in `FileRecording+Cameras.swift`.
 final class FileRecording: @unchecked Sendable {
     // @unchecked: requests, statistics and the delegate are guarded by `lock`; the rest is the writing thread's alone once begin(inputs:) started it (see above).
     // MARK: Configuration, fixed when the recording starts
@@ -46,13 +50,16 @@ final class FileRecording: @unchecked Sendable {
         preRollDuration = output.preRollDuration.isNumeric && output.preRollDuration > .zero ? output.preRollDuration : nil
         preRollMemoryLimit = output.preRollMemoryLimit
         startsNewFileOnResume = output.startsNewFileOnResume
+        stopsOnDeviceLoss = output.stopsOnDeviceLoss
     }
 
     /// How much media a pause keeps for the resume to write first (nil: none).
     let preRollDuration: MediaTime?
     let preRollMemoryLimit: Int
-    /// Each resume after the first stretch begins a new file.
+    /// Each pause finishes the file; the next resume begins a new one.
     let startsNewFileOnResume: Bool
+    /// A camera lost ends the recording even while others capture.
+    let stopsOnDeviceLoss: Bool
 
     // MARK: Requests (any thread)
 
@@ -85,6 +92,7 @@ final class FileRecording: @unchecked Sendable {
 
     var isPaused: Bool { lock.withLock { stats.isPaused } }
     var outputFilePath: String? { lock.withLock { currentPath } }
+    var outputFilePaths: [String] { lock.withLock { currentPaths } }
 
     /// Totals so far.
     var statistics: RecordingStatistics {
@@ -131,6 +139,8 @@ final class FileRecording: @unchecked Sendable {
     var stats = RecordingStatistics()
     var ended = false
     var currentPath: String?
+    /// Every file of the current one (one per camera with `%c`).
+    var currentPaths: [String] = []
     /// The writing thread, once it runs (asked from other threads: under `lock`).
     var writingThreadID: pthread_t?
 
@@ -149,12 +159,31 @@ final class FileRecording: @unchecked Sendable {
     var closedBytes: Int64 = 0
     var pendingAudio: [(Int, SampleBuffer)] = []
     var endedInputs: Set<Int> = []
+    /// Cameras whose capture ended, and those lost that the delegate has not heard of yet (under `lock`).
+    var endedCameras: Set<Int> = []
+    var lostCameras: [(Int, RecordingError)] = []
+    /// The first frames of several cameras, held until each has sent one (writing thread only).
+    var heldFirstFrames: [(Int, SampleBuffer)] = []
+    /// Lost cameras whose files finish once the writing thread has handled
+    /// `after` samples (all those queued when it heard of the loss), and the
+    /// samples it has handled (writing thread only).
+    var lostCamerasToFinish: [(camera: Int, after: Int)] = []
+    var samplesHandled = 0
     var limits: RecordingLimits
     var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     var paused = false
     var sessionStopped = false
     var latestSourceTime: MediaTime?
     var immediateSwitch: String??
+    /// Paused with no file open: the recording started paused, or each
+    /// event gets a file and the last one was finished at the pause. The
+    /// resume opens the next file (named `nextPath` when a switch asked for
+    /// a name meanwhile).
+    var betweenFiles = false
+    var nextPath: String?
+    /// Up to this time (the resume frame) a pre-roll is being written: a
+    /// segment that falls due in it begins at one of its keyframes.
+    var keyframeCutsUntil: MediaTime?
     /// The shared encoders the video comes from (set in `begin(inputs:)`;
     /// requests read it from other threads), and the codec each shared
     /// input's frames arrive in, by input position (set in `begin(inputs:)`
@@ -176,6 +205,13 @@ final class FileRecording: @unchecked Sendable {
         var waitsForDrain: Bool {
             if case .stopWhenDrained = self { return true }
             return false
+        }
+
+        var isPauseOrResume: Bool {
+            switch self {
+            case .pause, .resume: return true
+            case .switchFile, .stop, .stopWhenDrained: return false
+            }
         }
 
         /// Whether it begins a file or a stretch of one.
@@ -206,69 +242,41 @@ final class FileRecording: @unchecked Sendable {
         }
         // The queue first: a shared encoder delivers into it as soon as it is joined.
         queue = BoundedQueue(capacity: queueCapacity)
+        // Asked to pause before it began: armed, with no file until the first resume.
+        let armed = lock.withLock { () -> Bool in
+            guard case .pause? = commands.first else { return false }
+            commands.removeFirst()
+            return true
+        }
         let file: RecordingFileWriter
         do throws(RecordingError) {
+            try checkCameras(allInputs)
             try joinSharedEncoders(allInputs)
-            file = try files.open(number: 1, inputs: inputs, sharedVideo: sharedVideo)
+            file = try files.open(number: 1, path: armed ? try armedCheckPath() : nil, inputs: inputs, sharedVideo: sharedVideo)
         } catch {
             encoders?.leaveAll()
             preRoll?.leaveAll()
             throw error
         }
-        lock.withLock { currentPath = file.path }
         settleKeyframeRules(file)
-        current = file
+        if armed {
+            file.cancelWriting()
+            beginArmed()
+        } else {
+            lock.withLock { (currentPath, currentPaths) = (file.path, file.parts.map(\.path)) }
+            current = file
+        }
         thread = CaptureThread(name: "writer") { [self] in
             lock.withLock { writingThreadID = pthread_self() }
             writingLoop()
         }
     }
 
-    // MARK: From the capture threads
-
-    func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
-        guard recordedMediaTypes.contains(input.mediaType) else { return }
-        // Frames of a shared encoder's input come from the encoder.
-        if sample.mediaType == .video, sharedVideo[index] != nil { return }
-        queue.put((index, sample), wakingAt: samplesPerWakeup[index])
-    }
-
-    /// An input ended by itself: the recording ends once what it captured
-    /// is written, with the reason (a device lost finishes the file as
-    /// device-disconnected, a failure as an error, a file at its end).
-    func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
-        guard let index = inputs.firstIndex(where: { $0 === input }), recordedMediaTypes.contains(input.mediaType) else { return }
-        lock.withLock {
-            endedInputsPending.insert(index)
-            switch end {
-            case .deviceLost(let device):
-                inputEndReason = .deviceDisconnected
-                inputEndError = .deviceLost(device)
-                commands.append(.stopWhenDrained(.deviceDisconnected, .deviceLost(device)))
-            case .failed(let error):
-                inputEndReason = .error
-                inputEndError = .capture(error)
-                commands.append(.stopWhenDrained(.error, .capture(error)))
-            case .endOfInput:
-                commands.append(.stopWhenDrained(.endOfInput, nil))
-            case .stopped:
-                break
-            }
-        }
-        // Samples may be gathering (see `samplesPerWakeup`), and the writing
-        // thread should learn of the end now rather than at its next timeout.
-        queue?.wake()
-    }
+    // MARK: From the capture threads (see `FileRecording+Capture.swift`)
 
     var endedInputsPending: Set<Int> = []
     var inputEndReason: RecordingStopReason?
     var inputEndError: RecordingError?
-
-    var allInputsEnded: Bool {
-        let recorded = Set(inputs.indices.filter { recordedMediaTypes.contains(inputs[$0].mediaType) })
-        return !recorded.isEmpty && recorded.isSubset(of: endedInputs)
-    }
 
     // MARK: The writing thread
 
@@ -300,106 +308,6 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    func writingLoop() {
-        guard let queue else { return }
-        while true {
-            let item = queue.take(timeoutNanoseconds: 100_000_000)
-            let moreEnded = lock.withLock { () -> Set<Int> in
-                defer { endedInputsPending = [] }
-                return endedInputsPending
-            }
-            if !moreEnded.isEmpty {
-                endedInputs.formUnion(moreEnded)
-                for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
-            }
-            if !heldAudio.isEmpty, !moreEnded.isDisjoint(with: sharedVideo.keys) {
-                // The video ended: no frame comes to pass the audio.
-                releaseHeldAudio(videoAt: nil, all: true)
-            }
-            if let (index, sample) = item {
-                handle(sample, from: index)
-            } else if queue.isClosed && queue.isEmpty {
-                releaseHeldAudio(videoAt: nil, all: true)
-                break
-            } else {
-                // Nothing came for a while: audio waits no longer.
-                releaseHeldAudio(videoAt: nil, all: true)
-                idle()
-                if allInputsEnded && queue.isEmpty, let file = current {
-                    // Every source ended (a file played to its end, devices
-                    // gone): what was captured is written; the recording ends there.
-                    let reason = lock.withLock { inputEndReason } ?? .endOfInput
-                    stop(file, at: lastCommonEnd(file), reason: reason, error: reason == .endOfInput ? nil : lock.withLock { inputEndError })
-                }
-            }
-            finishDrainedFiles(force: false)
-            if ended { break }
-        }
-        // The session stopped (or the recording ended): finish what is open.
-        if !ended {
-            if let current {
-                let cut = lastCommonEnd(current)
-                beginCut(current, at: cut)
-                self.current = nil
-            }
-            finishDrainedFiles(force: true)
-            endRecording(reason: stopping?.reason ?? .stopped, error: stopping?.error)
-        }
-        // Anything still queued is released (V4L2 buffers go back to the driver).
-        while queue.take(timeoutNanoseconds: 0) != nil {}
-    }
-
-    /// No sample for a while: requests still take effect, timed by the clock.
-    func idle() {
-        guard current != nil || !draining.isEmpty else { return }
-        let commands = takeCommands(drained: true, atKeyframe: false)
-        guard !commands.isEmpty else { return }
-        // Where the samples written so far end: the last frame counted keeps
-        // its time in the file.
-        let now = current.map(lastCommonEnd) ?? latestSourceTime ?? MonotonicClock.now()
-        for command in commands {
-            if case .stopWhenDrained(let reason, let error) = command {
-                stopDrained(reason: reason, error: error)
-            } else {
-                apply(command, at: now)
-            }
-        }
-    }
-
-    /// A stop that waited for the queue: at the end of the last sample written.
-    func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
-        guard let file = current else { return }
-        stop(file, at: lastCommonEnd(file), reason: reason, error: error)
-    }
-
-    /// The queue ran empty after a sample (others keep coming, so the
-    /// writer is never idle): stops that waited for it apply now.
-    func applyDrainedStops() {
-        // Held audio is written first (once the video passes it, or at the next pause in samples).
-        guard heldAudio.isEmpty else { return }
-        let waiting = lock.withLock { () -> [Command] in
-            let taken = commands.filter(\.waitsForDrain)
-            commands.removeAll { $0.waitsForDrain }
-            return taken
-        }
-        for case .stopWhenDrained(let reason, let error) in waiting { stopDrained(reason: reason, error: error) }
-    }
-
-    /// The requests to apply now; with `drained` false (samples still
-    /// queued), a stop that waits for the queue to drain stays pending.
-    /// With `atKeyframe` false while the video is copied or comes from a
-    /// shared encoder, requests that begin a file or a stretch (switch,
-    /// resume) wait for a keyframe.
-    func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
-        let keyframeWait = (cutsAtKeyframes || !sharedVideo.isEmpty) && !atKeyframe
-        return lock.withLock {
-            let waits = { (command: Command) in (!drained && command.waitsForDrain) || (keyframeWait && command.beginsAtKeyframe) }
-            let taken = commands.filter { !waits($0) }
-            commands = commands.filter(waits)
-            return taken
-        }
-    }
-
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
     var videoReach: MediaTime?
@@ -416,7 +324,13 @@ final class FileRecording: @unchecked Sendable {
             if ended { return }
         }
         // While paused, the audio left out is kept for a pre-roll (the video comes from the encoder).
-        if paused, case .audio(let audio) = sample, let ring = preRoll { ring.keep(audio, index: index) }
+        if paused, let ring = preRoll {
+            switch sample {
+            case .audio(let audio): ring.keep(audio, index: index)
+            // How far the writing has come: the ring keeps its duration behind this frame, not behind the encoder's newest.
+            case .video(let video): ring.passed(videoAt: video.presentationTime)
+            }
+        }
         immediateSwitch = nil
         sampleHandler?(sample, input)
         if let request = immediateSwitch {
@@ -441,20 +355,35 @@ final class FileRecording: @unchecked Sendable {
                         lock.withLock { stats.droppedBeforeKeyframe += 1 }
                         return
                     }
-                    startSession(file, at: time)
+                    // Several cameras: the file starts at the earliest of their first frames.
+                    guard let first = firstFrames(adding: sample, from: index) else { return }
+                    startSession(file, at: first.start)
+                    for (heldIndex, held) in first.held { append(held, from: heldIndex, to: file) }
                 } else {
                     pendingAudio.append((index, sample))
                     if pendingAudio.count > 200 { pendingAudio.removeFirst() }
                     return
                 }
             }
+        }
+        write(sample, from: index, isLead: isLead)
+        if ended { return }
+        publishStatistics()
+        if queue?.isEmpty == true { applyDrainedStops() }
+    }
+
+    /// Checks the limits at `sample`, then writes it into the files it
+    /// belongs to: a draining file takes what came before its cut, the
+    /// current file the rest (and the audio that waited for its first frame).
+    func write(_ sample: SampleBuffer, from index: Int, isLead: Bool) {
+        if let file = current {
             // Audio in a movie checks only the limits whose cut time is known
             // ahead (duration, segment duration): video frames arriving late,
             // or far apart, must not let audio run past them.
-            checkLimits(file, at: time, sample: sample, timedOnly: !isLead)
+            checkLimits(file, at: sample.presentationTime, sample: sample, timedOnly: !isLead)
+            if ended { return }
         }
-        if ended { return }
-
+        let time = sample.presentationTime
         let end = sampleEnd(sample)
         for file in draining {
             if let cut = file.cutTime, time < cut { append(sample, from: index, to: file) }
@@ -469,8 +398,6 @@ final class FileRecording: @unchecked Sendable {
             }
             if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
         }
-        publishStatistics()
-        if queue?.isEmpty == true { applyDrainedStops() }
     }
 
     func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
@@ -482,7 +409,7 @@ final class FileRecording: @unchecked Sendable {
 
     func startSession(_ file: RecordingFileWriter, at time: MediaTime) {
         do {
-            try file.writer.startSession(atSourceTime: time)
+            try file.startSession(atSourceTime: time)
             file.sessionStart = time
             file.lastSession = (time, nil)
             // A shared encoder makes a keyframe where the segment will end.
@@ -510,7 +437,7 @@ final class FileRecording: @unchecked Sendable {
                 }
             }
         } catch {
-            fail(RecordingFileFactory.writeError(file.writer.error ?? error, path: file.path), file: file)
+            fail(RecordingFileFactory.writeError(file.writerError ?? error, path: file.path), file: file)
         }
     }
 

@@ -10,7 +10,9 @@
 /// The ring begins at a keyframe (it asks the stage for one when it is
 /// armed) and drops whole stretches from keyframe to keyframe as newer ones
 /// come: it holds at least `duration` once that much has passed, and at
-/// most `duration` plus one keyframe interval. Never more than
+/// most `duration` plus one keyframe interval, behind the frame the
+/// recording's writing thread has reached (plus what the encoder made ahead
+/// of it); a resume takes `duration` from its keyframe. Never more than
 /// `memoryLimit` bytes: past it, the oldest stretch goes (counted).
 ///
 /// Threads: the stage's thread hands in video, the writing thread arms it,
@@ -37,6 +39,11 @@ final class PreRollRing: CompressedVideoSink {
         /// Collecting (paused): only samples at or after `from` are kept.
         var armed = false
         var from = MediaTime.zero
+        /// The latest frame the recording's writing thread has passed: the
+        /// duration is kept behind it. The encoder hands frames to the ring
+        /// before they reach the writing thread, so the ring's newest frame
+        /// may be ahead of the resume point by the encoder's lag.
+        var reach: MediaTime?
         /// Wants its next picture to be a keyframe (armed, empty, or emptied for memory).
         var wantsKeyframe = false
         var video: [(index: Int, sample: VideoSampleBuffer)] = []
@@ -86,8 +93,18 @@ final class PreRollRing: CompressedVideoSink {
         state.withLock { state in
             state.armed = true
             state.from = time
+            state.reach = nil
             state.wantsKeyframe = state.hasVideo
             Self.clear(&state)
+        }
+    }
+
+    /// The paused recording's writing thread has come to the frame at `time`.
+    func passed(videoAt time: MediaTime) {
+        state.withLock { state in
+            guard state.armed, state.reach.map({ time > $0 }) ?? true else { return }
+            state.reach = time
+            Self.trim(&state, duration: duration, memoryLimit: memoryLimit)
         }
     }
 
@@ -122,7 +139,12 @@ final class PreRollRing: CompressedVideoSink {
                 state.wantsKeyframe = false
                 Self.clear(&state)
             }
-            return (state.video.filter { $0.sample.presentationTime < time }, state.audio)
+            var video = state.video.filter { $0.sample.presentationTime < time }
+            // From the latest keyframe that leaves `duration` before the resume.
+            if let keyframe = video.lastIndex(where: { $0.sample.isKeyframe && time - $0.sample.presentationTime >= duration }) {
+                video.removeFirst(keyframe)
+            }
+            return (video, state.audio)
         }
         let start: MediaTime
         if let first = video.first?.sample.presentationTime {
@@ -160,7 +182,9 @@ final class PreRollRing: CompressedVideoSink {
             let first = state.hasVideo ? state.video.first?.sample.presentationTime : state.audio.first?.sample.presentationTime
             let last = [state.video.last.map { $0.sample.presentationTime + ($0.sample.duration?.nanoseconds ?? .zero) },
                         state.audio.last.map { $0.sample.presentationTime + $0.sample.duration }].compactMap { $0 }.max()
-            let held = first.flatMap { first in last.map { $0 > first ? $0 - first : .zero } } ?? .zero
+            // What a resume now would take: up to the frame the recording has reached.
+            let upTo = last.map { last in state.reach.map { min(last, $0) } ?? last }
+            let held = first.flatMap { first in upTo.map { $0 > first ? $0 - first : .zero } } ?? .zero
             return Holding(duration: held, bytes: state.bytes, droppedForMemory: state.droppedForMemory)
         }
     }
@@ -215,8 +239,9 @@ final class PreRollRing: CompressedVideoSink {
     /// goes with the video it belongs to.
     private static func trim(_ state: inout State, duration: MediaTime, memoryLimit: Int) {
         if state.hasVideo {
-            if let newest = state.video.last?.sample.presentationTime {
-                // The latest keyframe that still leaves `duration` behind the newest frame.
+            if let last = state.video.last?.sample.presentationTime {
+                let newest = min(last, state.reach ?? last)
+                // The latest keyframe that still leaves `duration` behind the newest frame the recording has passed.
                 var cut = 0
                 for position in state.video.indices.dropFirst() where state.video[position].sample.isKeyframe {
                     if newest - state.video[position].sample.presentationTime >= duration { cut = position } else { break }

@@ -12,6 +12,10 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?)
     /// The whole recording ended: no more files follow.
     func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?)
+    /// A camera went away while others went on recording: its track ends
+    /// with its last frame (with one file per camera, its file is
+    /// finished), and the recording goes on without it.
+    func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError)
 }
 
 extension CaptureFileOutputRecordingDelegate {
@@ -21,6 +25,7 @@ extension CaptureFileOutputRecordingDelegate {
     public func fileOutput(_ output: CaptureFileOutput, willFinishRecordingTo path: String, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {}
+    public func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError) {}
 }
 
 /// One finished file of a recording.

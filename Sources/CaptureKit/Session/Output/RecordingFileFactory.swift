@@ -42,19 +42,65 @@ struct RecordingFileFactory {
         return (video, AssetWriter.writesFragments(every: fragments, in: fileType) ? fragments : nil)
     }
 
+    /// Whether each camera is recorded to a file of its own (`%c` in the template).
+    var filePerCamera: Bool {
+        if case .template(let template) = destination { return template.hasCameraNumber }
+        return false
+    }
+
+    /// The path of file `number` of camera `camera` (counted from 1 among
+    /// the cameras), starting at `time` (seconds since the epoch).
+    func path(number: Int, camera: Int, time: Int = Int(Glibc.time(nil))) -> String {
+        guard case .template(let template) = destination else { return path(number: number) }
+        return template.hasCounter ? template.path(number: number, camera: camera, time: time)
+                                   : FileNameTemplate.numbered(template.path(number: number, camera: camera, time: time), number: number)
+    }
+
     /// Creates file `number` (or the given path) for `inputs` and starts its
-    /// writer. The inputs in `sharedVideo` (by position) come compressed from
-    /// a shared encoder, as the codec named: their frames are written as they are.
+    /// writer; with one file per camera, a file for each camera with every
+    /// audio input. The inputs in `sharedVideo` (by position) come compressed
+    /// from a shared encoder, as the codec named: their frames are written as
+    /// they are. Inputs in `leavingOut` (cameras that went away) get no track.
     func open(number: Int, path explicitPath: String? = nil, inputs: [CaptureInput],
-              sharedVideo: [Int: String] = [:]) throws(RecordingError) -> RecordingFileWriter {
-        let path = explicitPath ?? self.path(number: number)
+              sharedVideo: [Int: String] = [:], leavingOut: Set<Int> = []) throws(RecordingError) -> RecordingFileWriter {
+        let recorded = inputs.indices.filter { recordedMediaTypes.contains(inputs[$0].mediaType) && !leavingOut.contains($0) }
+        let cameras = inputs.indices.filter { inputs[$0].mediaType == .video && recordedMediaTypes.contains(.video) }
+        // Each file: its path, the camera it is of, the inputs it holds.
+        var layout: [(path: String, camera: Int?, holds: [Int])]
+        if explicitPath == nil, filePerCamera, recorded.contains(where: cameras.contains) {
+            let audio = recorded.filter { inputs[$0].mediaType == .audio }
+            // One time for all the cameras' files: their names agree.
+            let now = Int(time(nil))
+            layout = cameras.enumerated().filter { recorded.contains($0.element) }.map { number0, camera in
+                (path(number: number, camera: number0 + 1, time: now), camera, [camera] + audio)
+            }
+        } else {
+            layout = [(explicitPath ?? path(number: number), nil, recorded)]
+        }
+        var parts: [RecordingFilePart] = []
+        do throws(RecordingError) {
+            for file in layout {
+                parts.append(try makePart(path: file.path, camera: file.camera, holding: file.holds, inputs: inputs, sharedVideo: sharedVideo))
+            }
+        } catch {
+            // A file per camera: none is left when one cannot be made.
+            for part in parts { part.writer.cancelWriting() }
+            throw error
+        }
+        return RecordingFileWriter(index: number, parts: parts, inputCount: inputs.count)
+    }
+
+    /// Creates one file holding the inputs at `positions` and starts its writer.
+    private func makePart(path: String, camera: Int?, holding positions: [Int], inputs: [CaptureInput],
+                          sharedVideo: [Int: String]) throws(RecordingError) -> RecordingFilePart {
         guard let fileType = settings.fileType ?? FileType(path: path) else {
             throw .unsupported("cannot tell the container from '\(path)'; use .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
         }
-        var writerInputs: [AssetWriterInput?] = []
+        var writerInputs: [Int: AssetWriterInput] = [:]
+        var ordered: [AssetWriterInput] = []
         var audioInputs: [AssetWriterInput] = []
-        for (index, input) in inputs.enumerated() {
-            guard recordedMediaTypes.contains(input.mediaType) else { writerInputs.append(nil); continue }
+        for index in positions {
+            let input = inputs[index]
             var outputSettings: OutputSettings
             switch input.mediaType {
             case .video:
@@ -69,6 +115,8 @@ struct RecordingFileFactory {
             }
             let writerInput = AssetWriterInput(outputSettings: outputSettings)
             writerInput.expectsMediaDataInRealTime = settings.realTime
+            // Each track names its device, so that a file of several cameras tells them apart.
+            writerInput.title = "\(input.source.localizedName) (\(input.source.uniqueID))"
             // A camera's compressed frames recorded with an encoder are decoded first.
             if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
                 do throws(WriterError) {
@@ -77,7 +125,8 @@ struct RecordingFileFactory {
                     throw .unsupported("\(input.source.path): \(error)")
                 }
             }
-            writerInputs.append(writerInput)
+            writerInputs[index] = writerInput
+            ordered.append(writerInput)
             if input.mediaType == .audio { audioInputs.append(writerInput) }
         }
         if overwritesExistingFiles { removeExisting(path) }
@@ -92,9 +141,15 @@ struct RecordingFileFactory {
         writer.keepsMovieFragments = settings.keepsMovieFragments
         var metadata = settings.metadata
         if !metadata.contains(where: { $0.key == "creation_time" }) { metadata.append(.creationDate(Self.iso8601Now())) }
+        if let camera {
+            // A camera's own file names it as its maker, unless the settings name one.
+            let source = inputs[camera].source
+            if !metadata.contains(where: { $0.key == "make" }) { metadata.append(.make(source.localizedName)) }
+            if !metadata.contains(where: { $0.key == "model" }) { metadata.append(.model(source.modelID ?? source.localizedName)) }
+        }
         writer.metadata = metadata
         do throws(WriterError) {
-            for case let writerInput? in writerInputs {
+            for writerInput in ordered {
                 guard writer.canAdd(writerInput) else {
                     throw .invalidSettings(writer.reasonInputCannotBeAdded(writerInput) ?? "the track cannot be added")
                 }
@@ -115,7 +170,7 @@ struct RecordingFileFactory {
             default: throw Self.writeError(error, path: path)
             }
         }
-        return RecordingFileWriter(path: path, index: number, writer: writer, writerInputs: writerInputs)
+        return RecordingFilePart(path: path, writer: writer, writerInputs: writerInputs, camera: camera)
     }
 
     private func removeExisting(_ path: String) {

@@ -2,14 +2,19 @@
 import Glibc
 #endif
 
-/// One file of a recording: its writer, a writer input per capture input,
-/// and the bookkeeping that limits and statistics need. Used only on the
-/// file output's writing thread.
+/// One file of a recording (with one file per camera, the files of every
+/// camera cut at one time, as `parts`): its writers, a writer input per
+/// capture input, and the bookkeeping that limits and statistics need.
+/// Used only on the file output's writing thread.
 final class RecordingFileWriter {
+    /// The first part's path: the one requests and events name.
     let path: String
     let index: Int
-    let writer: AssetWriter
-    /// The writer input for each capture input (by the input's position), nil for inputs this file leaves out.
+    /// The files written together: one, or one per camera.
+    let parts: [RecordingFilePart]
+    /// The writer input for each capture input (by the input's position) in
+    /// the first part holding it, nil for inputs this file leaves out; what
+    /// frames and losses are counted on.
     let writerInputs: [AssetWriterInput?]
     /// Where the running writer session started (source time); nil while paused.
     var sessionStart: MediaTime?
@@ -19,8 +24,10 @@ final class RecordingFileWriter {
     var closedDuration = MediaTime.zero
     /// The latest end (time + duration) of a sample written, on the source clock.
     var latestEnd: MediaTime?
-    /// When the latest video frame written was captured.
-    var lastVideoTime: MediaTime?
+    /// Where each camera's frames written so far end (by input position), on the source clock.
+    var cameraEnds: [Int: MediaTime] = [:]
+    /// When the latest video frame written of each camera (by input position) was captured.
+    var lastVideoTimes: [Int: MediaTime] = [:]
     /// Once set, the file is ending at this source time and waits for the
     /// inputs still listed in `awaiting` to pass it.
     var cutTime: MediaTime?
@@ -39,11 +46,32 @@ final class RecordingFileWriter {
     var largestStep: Int64 = 0
     var lastEstimate: Int64 = 0
 
-    init(path: String, index: Int, writer: AssetWriter, writerInputs: [AssetWriterInput?]) {
-        self.path = path
+    init(index: Int, parts: [RecordingFilePart], inputCount: Int) {
+        self.path = parts[0].path
         self.index = index
-        self.writer = writer
-        self.writerInputs = writerInputs
+        self.parts = parts
+        writerInputs = (0..<inputCount).map { position in parts.lazy.compactMap { $0.writerInputs[position] }.first }
+    }
+
+    // MARK: Every part at once
+
+    /// Whether a part is still being written.
+    var isWriting: Bool { parts.contains { !$0.isFinished && $0.writer.status == .writing } }
+    /// The first writer failure of a part.
+    var writerError: WriterError? { parts.lazy.compactMap { $0.writer.error }.first }
+    /// Bytes written to the parts not finished yet (those finished are counted with the files done).
+    var bytesWritten: Int64 { parts.reduce(0) { $0 + ($1.isFinished ? 0 : $1.writer.bytesWritten) } }
+
+    func startSession(atSourceTime time: MediaTime) throws(WriterError) {
+        for part in parts where !part.isFinished { try part.writer.startSession(atSourceTime: time) }
+    }
+
+    func endSession(atSourceTime time: MediaTime) throws(WriterError) {
+        for part in parts where !part.isFinished { try part.writer.endSession(atSourceTime: time) }
+    }
+
+    func cancelWriting() {
+        for part in parts where !part.isFinished { part.writer.cancelWriting() }
     }
 
     /// Media time recorded in this file up to source time `now`.
@@ -85,25 +113,45 @@ final class RecordingFileWriter {
     /// in `Lost`; anything else throws.
     func append(_ sample: SampleBuffer, input index: Int) throws(WriterError) -> Lost {
         var lost = Lost()
-        guard writer.status == .writing, index < writerInputs.count, let writerInput = writerInputs[index] else { return lost }
-        // Before the first session, and while paused, only audio captured
-        // before the pause (still on its way) is written.
-        let pausedAudio: Bool
-        if case .audio(let audio) = sample, sessionStart == nil, let pauseCut = lastSession?.end, audio.presentationTime < pauseCut {
-            pausedAudio = true
-        } else {
-            pausedAudio = false
+        // Audio goes to every part (each camera's file has it); its
+        // losses are counted once, on the first.
+        for part in parts.dropFirst() where !part.isFinished {
+            guard let writerInput = part.writerInputs[index], writerInput !== writerInputs[index], part.writer.status == .writing else { continue }
+            var partLost = Lost()
+            try append(sample, input: index, to: writerInput, part: part, lost: &partLost)
         }
-        guard sessionStart != nil || cutTime != nil || pausedAudio else { return lost }
+        guard index < writerInputs.count, let writerInput = writerInputs[index],
+              let part = parts.first(where: { $0.writerInputs[index] === writerInput }),
+              !part.isFinished, part.writer.status == .writing else { return lost }
+        try append(sample, input: index, to: writerInput, part: part, lost: &lost)
+        return lost
+    }
+
+    /// Writes a sample of input `index` through `writerInput` of `part`, counting what is in it.
+    private func append(_ sample: SampleBuffer, input index: Int, to writerInput: AssetWriterInput, part: RecordingFilePart,
+                        lost: inout Lost) throws(WriterError) {
+        // Before the first session, and while paused, only what was captured
+        // before the pause and is still on its way is written: audio, and
+        // another camera's frames (a pause takes effect at one camera's frame).
+        let beforePause: Bool
+        if sessionStart == nil, let pauseCut = lastSession?.end, sample.presentationTime < pauseCut {
+            beforePause = true
+        } else {
+            beforePause = false
+        }
+        guard sessionStart != nil || cutTime != nil || beforePause else { return }
         do throws(WriterError) {
             switch sample {
             case .video(let video):
-                if let start = sessionStart, video.presentationTime < start, cutTime == nil { return lost }
-                if let cut = cutTime, video.presentationTime >= cut { return lost }
+                if let start = sessionStart, video.presentationTime < start, cutTime == nil { return }
+                if let cut = cutTime, video.presentationTime >= cut { return }
                 let inSession = countingSession.map { session in
                     video.presentationTime >= session.start && session.end.map({ video.presentationTime < $0 }) ?? true
                 } ?? false
-                if inSession { videoSamplesTaken += 1 }
+                if inSession {
+                    videoSamplesTaken += 1
+                    part.videoSamplesTaken += 1
+                }
                 // Frames count as the writer puts them into the file: a frame
                 // before a keyframe, or one a decoder holds, is not (yet) there.
                 let before = (written: writerInput.writtenFrameCount, skipped: writerInput.framesSkippedBeforeKeyframe)
@@ -122,15 +170,17 @@ final class RecordingFileWriter {
                                                  bytesPerRow: bytesPerRow, presentationTime: video.presentationTime, duration: video.duration)
                 }
                 let written = writerInput.writtenFrameCount - before.written
-                guard inSession, written > 0 else { return lost }
+                guard inSession, written > 0 else { return }
                 videoFrames += written
+                part.videoFrames += written
                 // A frame shows for its duration, or, from a camera that does
                 // not say, as long as the one before it did: a cut at the end
                 // of what was written keeps the last frame on screen.
-                let shown = video.duration?.nanoseconds ?? lastVideoTime.map { video.presentationTime - $0 } ?? .zero
-                lastVideoTime = video.presentationTime
+                let shown = video.duration?.nanoseconds ?? lastVideoTimes[index].map { video.presentationTime - $0 } ?? .zero
+                lastVideoTimes[index] = video.presentationTime
                 let end = video.presentationTime + (shown.isNumeric && shown > .zero ? shown : .zero)
                 if latestEnd.map({ end > $0 }) ?? true { latestEnd = end }
+                if cameraEnds[index].map({ end > $0 }) ?? true { cameraEnds[index] = end }
             case .audio(let audio):
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
@@ -138,7 +188,12 @@ final class RecordingFileWriter {
                 if let session = countingSession {
                     let from = max(audio.presentationTime, session.start)
                     let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
-                    if to > from { audioSamples += Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value) }
+                    if to > from {
+                        let count = Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value)
+                        // Counted in every file that holds it.
+                        part.audioSamples += count
+                        audioSamples += count
+                    }
                     if latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
                 }
             }
@@ -146,21 +201,56 @@ final class RecordingFileWriter {
             var refused = false
             if case .invalidSettings = error { refused = true }
             if case .damagedSample = error { refused = true }
-            if case .invalidState = error, writer.status == .writing { refused = true }
+            if case .invalidState = error, part.writer.status == .writing { refused = true }
             guard refused else { throw error }
             switch sample {
             case .video: lost.refused = 1
             case .audio(let audio): lost.refused = audio.frameCount
             }
         }
-        return lost
     }
 
 
-    /// The file's size so far, on disk or as the writer estimates it once finalized.
-    var estimatedSize: Int64 { writer.status == .writing ? writer.estimatedFinalSize : Self.size(of: path) }
+    /// The files' size so far, on disk or as the writers estimate it once finalized.
+    var estimatedSize: Int64 { parts.reduce(0) { $0 + ($1.isFinished ? 0 : $1.estimatedSize) } }
+    /// The bytes the parts not finished yet hold on disk now (a system call
+    /// per part): what the volume's free space already counts.
+    var sizeOnDisk: Int64 { parts.reduce(0) { $0 + ($1.isFinished ? 0 : RecordingFileWriter.size(of: $1.path)) } }
+    /// The largest part's size so far (what a segment size limits: each file).
+    var largestPartSize: Int64 { parts.map(\.estimatedSize).max() ?? 0 }
 
     static func size(of path: String) -> Int64 {
         (try? Posix.lstat(path)).map { Int64($0.st_size) } ?? 0
     }
+}
+
+
+/// One file of a `RecordingFileWriter`: all the recording's inputs, or,
+/// with one file per camera, one camera and every audio input.
+final class RecordingFilePart {
+    let path: String
+    let writer: AssetWriter
+    /// Its writer input for each capture input it holds, by the input's position.
+    let writerInputs: [Int: AssetWriterInput]
+    /// The camera whose file it is (its input position); nil for a file of every camera.
+    let camera: Int?
+    /// Video frames and audio sample frames put into it (in a session),
+    /// and the video frames handed to it (one that was handed frames and
+    /// wrote none lost them; one handed none has no picture, no error).
+    var videoFrames = 0
+    var audioSamples = 0
+    var videoSamplesTaken = 0
+    /// Finished (with one file per camera, maybe ahead of the others: its camera went away).
+    var isFinished = false
+    /// For a part finished ahead of the others, the media time it holds.
+    var endDuration: MediaTime?
+
+    init(path: String, writer: AssetWriter, writerInputs: [Int: AssetWriterInput], camera: Int?) {
+        self.path = path
+        self.writer = writer
+        self.writerInputs = writerInputs
+        self.camera = camera
+    }
+
+    var estimatedSize: Int64 { writer.status == .writing ? writer.estimatedFinalSize : RecordingFileWriter.size(of: path) }
 }

@@ -23,11 +23,14 @@ struct RecordingLimits {
         case keyframeNeeded
     }
 
-    // The volume is asked four times a second; in between, what was written
-    // since counts against what it said.
+    // The volume is asked four times a second; in between, what the files
+    // will hold beyond what was on disk when it answered counts against
+    // what it said. (Not what they were estimated to hold then: the muxer
+    // buffers a fragment and the index comes at the end, and the volume
+    // had not seen those bytes.)
     private var lastFreeSpaceCheck: Int64 = 0
     private var lastFreeSpace: Int64?
-    private var writtenAtFreeSpaceCheck: Int64 = 0
+    private var onDiskAtFreeSpaceCheck: Int64 = 0
 
     init(maxDuration: MediaTime, maxSize: Int64, minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64) {
         self.maxDuration = maxDuration
@@ -90,13 +93,14 @@ struct RecordingLimits {
             if now - lastFreeSpaceCheck > 250_000_000 {
                 lastFreeSpaceCheck = now
                 lastFreeSpace = Self.freeSpace(near: file.path)
-                writtenAtFreeSpaceCheck = written
+                onDiskAtFreeSpaceCheck = closedBytes + file.sizeOnDisk
             }
-            if let free = lastFreeSpace, free - max(0, written - writtenAtFreeSpaceCheck) < minFreeSpace + margin {
+            if let free = lastFreeSpace, free - max(0, written - onDiskAtFreeSpaceCheck) < minFreeSpace + margin {
                 return .stop(at: time, reason: .minFreeSpace)
             }
         }
-        if segmentSize > 0, estimate + margin >= segmentSize {
+        // A segment's size is each file's (with one file per camera, the largest).
+        if segmentSize > 0, file.largestPartSize + margin >= segmentSize {
             if !sizeCutsAtKeyframes || keyframe { return .switchFile(at: time) }
             segmentWaits = true
         }

@@ -228,7 +228,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             var pointer: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&pointer)
         }
-        var timing = Timing(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
+        var timing = FileFrameTiming(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
         switch delivery {
         case .y4mFrames(let pixelFormat, let reader):
             guard let pool = frameBuffers else { return .failed(.source(path, reason: "the source is not open")) }
@@ -242,7 +242,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Plays a file through libavformat's demuxer, packet by packet.
     private func runDemuxed(_ delivery: DemuxedDelivery, file: MediaFile, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
-                            timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+                            timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         var frame: UnsafeMutablePointer<AVFrame>?
         defer { av_frame_free(&frame) }
         if case .decoded(let decoder) = delivery {
@@ -330,7 +330,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// Plays a Y4M file: each frame read into a free buffer of `pool`, which
     /// paces a file played as fast as possible to its consumers.
     private func runY4M(reader: Y4MFrameReader, pixelFormat: PixelFormat, pool: RecyclingBufferPool, format: CaptureVideoFormat,
-                        timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+                        timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
         var index: Int64 = 0
         while true {
@@ -361,7 +361,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Plays a raw MJPEG stream, image by image, each one a keyframe.
     private func runJPEG(reader: JPEGStreamReader, codecName: String, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
-                         timing: inout Timing, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+                         timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
         var index: Int64 = 0
         while true {
@@ -387,7 +387,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// In real time, waits for a sample's stamp; otherwise until consumers
     /// hold fewer than `lentLimit` samples. Returns how capture ends if
     /// stopping was asked meanwhile (dropping the packet).
-    private func pace(_ stamp: Timing.Stamp, stop: CaptureStopSignal, packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
+    private func pace(_ stamp: FileFrameTiming.Stamp, stop: CaptureStopSignal, packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
         if realtime {
             guard stop.wait(untilNanoseconds: stamp.due) else { return nil }
         } else {
@@ -400,7 +400,7 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Delivers a decoded frame: single-plane images in the decoder's memory,
     /// others packed into a pooled buffer.
-    private func deliverDecoded(_ frame: UnsafeMutablePointer<AVFrame>, timing: inout Timing, stop: CaptureStopSignal,
+    private func deliverDecoded(_ frame: UnsafeMutablePointer<AVFrame>, timing: inout FileFrameTiming, stop: CaptureStopSignal,
                                 deliver: (SampleBuffer) -> Void) -> CaptureEnd? {
         defer { av_frame_unref(frame) }
         let stamp = timing.stamp(pts: frame.pointee.best_effort_timestamp, dts: cffmpeg_AV_NOPTS_VALUE)
@@ -443,61 +443,5 @@ public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             storage: storage, layout: .raw(pixelFormat, bytesPerRow: bytesPerRow), width: width, height: height,
             presentationTime: stamp.time, duration: videoFormat?.frameDuration, sequence: timing.sequence)))
         return nil
-    }
-}
-
-/// The stamps of a file's frames on CLOCK_MONOTONIC: the first frame at
-/// `start`, each later one at `start` plus its distance from the first.
-/// Frames without a timestamp follow the previous one by a frame duration
-/// (all of them do in a track without timestamps).
-private struct Timing {
-    struct Stamp {
-        /// The frame's presentation time.
-        let time: MediaTime
-        /// When it may be delivered: its stamp, or a later one's where frames are reordered.
-        let due: Int64
-        /// When it must be decoded, where that differs from `time` (frames reordered).
-        let decodeTime: MediaTime?
-    }
-
-    let start: Int64
-    let timeBase: AVRational
-    let frameDuration: (numerator: Int64, denominator: Int64)
-    private var first: Int64?
-    private var previous: Int64?
-    private var latestDue: Int64 = .min
-    /// The number of the frame last stamped.
-    private(set) var sequence: UInt64 = 0
-    private var count: UInt64 = 0
-
-    init(start: Int64, timeBase: AVRational, frameDuration: (numerator: Int64, denominator: Int64)) {
-        self.start = start
-        self.timeBase = timeBase
-        self.frameDuration = frameDuration
-    }
-
-    mutating func stamp(pts: Int64, dts: Int64) -> Stamp {
-        let stated = pts != cffmpeg_AV_NOPTS_VALUE ? pts : dts
-        var offset: Int64
-        if stated != cffmpeg_AV_NOPTS_VALUE {
-            if first == nil { first = stated }
-            offset = av_rescale_q(stated - first!, timeBase, AVRational(num: 1, den: MonotonicClock.timescale))
-        } else if let previous {
-            offset = previous + SampleClock(start: 0, numerator: frameDuration.numerator, denominator: frameDuration.denominator).nanoseconds(at: 1)
-        } else {
-            offset = 0
-        }
-        previous = offset
-        sequence = count
-        count += 1
-        let time = start + offset
-        latestDue = max(latestDue, time)
-        var decodeTime: MediaTime?
-        if pts != cffmpeg_AV_NOPTS_VALUE, dts != cffmpeg_AV_NOPTS_VALUE, dts != pts, let first {
-            // On the same clock as the presentation times, from the same origin.
-            let decodeOffset = av_rescale_q(dts - first, timeBase, AVRational(num: 1, den: MonotonicClock.timescale))
-            decodeTime = MediaTime(value: start + decodeOffset, timescale: MonotonicClock.timescale)
-        }
-        return Stamp(time: MediaTime(value: time, timescale: MonotonicClock.timescale), due: latestDue, decodeTime: decodeTime)
     }
 }
