@@ -114,6 +114,15 @@ public final class AudioSampleBuffer: Sendable {
     }
 
     public var bytes: UnsafeRawBufferPointer { storage.bytes }
+
+    /// The same samples in memory of their own: for keeping audio long (a
+    /// stream's queue while it connects), which must not hold the device's
+    /// few buffers out of its queue.
+    func copied() -> AudioSampleBuffer {
+        AudioSampleBuffer(storage: SampleStorage(copying: bytes), format: format, channels: channels, sampleRate: sampleRate,
+                          frameCount: frameCount, presentationTime: presentationTime)
+    }
+
     /// How long the buffer plays, in nanoseconds like the capture clock
     /// (so that times add up without a common timescale beyond 32 bits).
     public var duration: MediaTime {

@@ -117,10 +117,13 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
 
     // MARK: Input (capture and stage threads)
 
-    /// From the capture thread: raw audio of the stream's audio input.
+    /// From the capture thread: raw audio of the stream's audio input. It is
+    /// queued as a copy: the device lends its few buffers, and a queue that
+    /// waits for a slow or absent server would keep them from the device,
+    /// which then drops audio for the file too.
     func capture(_ audio: AudioSampleBuffer) {
         // After the end, nothing more belongs to the stream: not a drop.
-        guard !queue.put(Queued(item: .audio(audio), queuedAt: MonotonicClock.nowNanoseconds())), !queue.isClosed else { return }
+        guard !queue.put(Queued(item: .audio(audio.copied()), queuedAt: MonotonicClock.nowNanoseconds())), !queue.isClosed else { return }
         shared.withLock { $0.statistics.droppedAudioSamples += Int64(audio.frameCount) }
     }
 
