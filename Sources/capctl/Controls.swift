@@ -1,6 +1,6 @@
 import ArgumentParser
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 extension Capctl {
     /// `capctl controls DEVICE [NAME...]`: a camera's controls and what they are set to.
@@ -348,7 +348,7 @@ enum ControlsText {
     }
 
     static func number(_ value: Double) -> String {
-        var text = String(format: "%.4f", value)
+        var text = String(cFormat: "%.4f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.append("0") }
         return text

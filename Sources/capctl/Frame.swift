@@ -1,6 +1,6 @@
 import ArgumentParser
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 extension Capctl {
     /// `capctl frame FILE --at TIME -o OUT`: stills out of a recording.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 extension Capctl {
     /// `capctl info FILE`: what a recording holds.
@@ -300,7 +300,7 @@ enum MediaInfoText {
 
     /// Up to three decimals, without trailing zeros.
     static func number(_ value: Double) -> String {
-        var text = String(format: "%.3f", value)
+        var text = String(cFormat: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text

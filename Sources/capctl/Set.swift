@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ArgumentParser
 import CaptureKit
 #if canImport(Glibc)
@@ -106,7 +106,7 @@ extension Capctl {
                 if hold && !cancellation.isCancelled {
                     _ = try InterruptSignal.install()
                     let enforcement = controls.isLockEnforcedByDriver == false ? " (advisory only: this driver ignores V4L2 priorities)" : ""
-                    FileHandle.standardError.write(Data("capctl: holding the configuration lock of \(camera.path) as process \(getpid())\(enforcement); Ctrl-C to release\n".utf8))
+                    StandardStream.error.write("capctl: holding the configuration lock of \(camera.path) as process \(getpid())\(enforcement); Ctrl-C to release\n")
                     InterruptSignal.wait()
                 }
             } catch let error as ControlError {

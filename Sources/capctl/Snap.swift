@@ -1,6 +1,6 @@
 import ArgumentParser
 import CaptureKit
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -136,7 +136,7 @@ struct WarmupArgument: ExpressibleByArgument, CustomStringConvertible {
     let text: String
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = argument.trimmingWhitespace()
         if text.lowercased().hasSuffix("f"), let frames = Int(text.dropLast()), frames >= 0 {
             warmup = .frames(frames)
         } else if let zero = Double(text), zero == 0 {
@@ -160,7 +160,7 @@ struct IntervalArgument: ExpressibleByArgument, CustomStringConvertible {
     let text: String
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = argument.trimmingWhitespace()
         if let zero = Double(text), zero == 0 {
             time = .zero
         } else if let positive = DurationArgument(argument: text) {

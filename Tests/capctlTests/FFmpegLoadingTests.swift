@@ -45,6 +45,18 @@ struct FFmpegLoadingTests {
         }
     }
 
+    /// capctl links FoundationEssentials only: all of Foundation, with ICU,
+    /// nearly doubles what a probe command's start maps (see DESIGN.md). One
+    /// `import Foundation` in capctl or CaptureKit would bring it back.
+    @Test func capctlLinksNoFoundationBeyondItsEssentials() throws {
+        let (run, log) = try Self.loaderLog(["list-devices"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(log.contains("libFoundationEssentials.so"), "the log names what is linked")
+        for library in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
+            #expect(!log.contains(library), "capctl loaded \(library)")
+        }
+    }
+
     @Test func aRecordingLoadsFFmpegWhenItStarts() throws {
         let (run, log) = try Self.loaderLog(["record", "--video", "test-pattern", "--max-duration", "0.2", "out.mp4"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +22,6 @@ enum Diagnostics {
         let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
         let label = useColour ? "\(colour)\(severity):\u{1B}[0m" : "\(severity):"
         let line = "capctl: \(label) \(oneLine)\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStream.error.write(line)
     }
 }

@@ -1,5 +1,5 @@
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 /// The human-readable form of `formats`.
 enum FormatText {
@@ -79,7 +79,7 @@ enum FormatText {
 
     /// Up to three decimals, without trailing zeros: 30, 29.97, 33.333.
     private static func number(_ value: Double) -> String {
-        var text = String(format: "%.3f", value)
+        var text = String(cFormat: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Prints JSON on stdout: one document for `--json` results, or one object a
 /// line (NDJSON) for events. Keys are sorted, so output is stable byte for byte.
@@ -11,7 +11,7 @@ enum JSONOutput {
 
     /// Serializes printing: events come from several threads (a recording's
     /// writer and its progress timer), and each line must reach stdout whole.
-    private static let lock = NSLock()
+    private static let lock = Lock()
 
     /// Writes `value` as one line of JSON and flushes, so a reader sees it at
     /// once. Safe from any thread: lines never interleave.
@@ -20,6 +20,6 @@ enum JSONOutput {
         defer { lock.unlock() }
         var data = try encoder.encode(value)
         data.append(UInt8(ascii: "\n"))
-        FileHandle.standardOutput.write(data)
+        StandardStream.output.write([UInt8](data))
     }
 }

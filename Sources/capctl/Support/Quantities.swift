@@ -8,7 +8,7 @@ struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
     let text: String
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = argument.trimmingWhitespace()
         if let plain = MediaTime(parsing: text), plain > .zero {
             time = plain
         } else if let united = Self.parseUnits(text), united > .zero {
@@ -50,11 +50,11 @@ struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
     let text: String
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = argument.trimmingWhitespace()
         let lower = text.lowercased()
         let number = lower.prefix { $0.isNumber || $0 == "." }
         guard !number.isEmpty, let value = Double(number), value >= 0 else { return nil }
-        var unit = String(lower.dropFirst(number.count)).trimmingCharacters(in: .whitespaces)
+        var unit = String(lower.dropFirst(number.count)).trimmingWhitespace()
         if unit.hasSuffix("b") && unit != "b" || unit == "b" { unit = String(unit.dropLast()) }
         let multipliers: [String: Double] = ["": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
                                              "ki": 1024, "mi": 1_048_576, "gi": 1_073_741_824, "ti": 1_099_511_627_776]
@@ -115,9 +115,9 @@ extension SessionPreset: ExpressibleByArgument {}
 /// Bytes for people: `1.5 MB`, `320 kB`.
 func formatBytes(_ bytes: Int64) -> String {
     let value = Double(bytes)
-    if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
-    if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
-    if value >= 1e3 { return String(format: "%.0f kB", value / 1e3) }
+    if value >= 1e9 { return String(cFormat: "%.2f GB", value / 1e9) }
+    if value >= 1e6 { return String(cFormat: "%.1f MB", value / 1e6) }
+    if value >= 1e3 { return String(cFormat: "%.0f kB", value / 1e3) }
     return "\(bytes) B"
 }
 
@@ -127,5 +127,5 @@ func formatClock(_ seconds: Double) -> String {
     let hours = Int(total / 3600)
     let minutes = Int(total.truncatingRemainder(dividingBy: 3600) / 60)
     let rest = total.truncatingRemainder(dividingBy: 60)
-    return String(format: "%02d:%02d:%04.1f", hours, minutes, rest)
+    return String(cFormat: "%02ld:%02ld:%04.1f", hours, minutes, rest)
 }

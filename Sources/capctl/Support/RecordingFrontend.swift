@@ -1,5 +1,6 @@
 import CaptureKit
-import Foundation
+import Dispatch
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,7 +79,7 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     let request: RecordRequest
     private let reporter: RecordingReporter
     private let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
+    private let lock = Lock()
     private var endReason: RecordingStopReason = .stopped
     private var endError: RecordingError?
     private var interrupts = 0
@@ -385,13 +386,5 @@ extension CommandFailure {
         case .deviceLost: self.init(error.description, status: .unavailable)
         case .capture(let capture): self.init(capture)
         }
-    }
-}
-
-extension NSLock {
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock()
-        defer { unlock() }
-        return try body()
     }
 }

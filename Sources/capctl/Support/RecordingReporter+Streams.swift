@@ -1,5 +1,5 @@
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 /// `record`'s stream events: `stream-connected`, `stream-disconnected`,
 /// `stream-reconnecting`, and each stream's state in `progress` and `finished`.
@@ -49,7 +49,7 @@ extension RecordingReporter {
     func streamReconnecting(_ index: Int, url: String, after delay: MediaTime, attempt: Int) {
         emit(StreamEvent(event: "stream-reconnecting", time: EventTime.now(), stream: index, url: url, attempt: attempt,
                          delay: delay.seconds.rounded(toPlaces: 3))) {
-            "stream \(index) \(url): trying again in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"
+            "stream \(index) \(url): trying again in \(String(cFormat: "%.1f", delay.seconds)) s (attempt \(attempt))"
         }
     }
 
@@ -71,9 +71,9 @@ extension RecordingReporter {
 
     /// A stream's part of the status line.
     static func streamText(_ status: StreamStatus, index: Int) -> String {
-        var text = "stream \(index) \(status.state) \(String(format: "%.2f Mb/s", Double(status.bitRate) / 1e6))"
+        var text = "stream \(index) \(status.state) \(String(cFormat: "%.2f Mb/s", Double(status.bitRate) / 1e6))"
         if status.droppedFrames > 0 { text += " dropped \(status.droppedFrames)" }
-        if status.queueLatency >= 0.5 { text += String(format: " behind %.1fs", status.queueLatency) }
+        if status.queueLatency >= 0.5 { text += String(cFormat: " behind %.1fs", status.queueLatency) }
         return text
     }
 

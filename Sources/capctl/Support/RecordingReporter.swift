@@ -1,5 +1,5 @@
 import CaptureKit
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +18,7 @@ final class RecordingReporter: @unchecked Sendable {
     let style: ProgressStyle
     /// Whether progress says what the pre-roll holds (--pre-roll); set before the recording starts.
     var showsPreRoll = false
-    private let lock = NSLock()
+    private let lock = Lock()
     private var lineShown = false
     private var lastFrames = 0
     private var lastTime = MonotonicClock.nowNanoseconds()
@@ -98,13 +98,13 @@ final class RecordingReporter: @unchecked Sendable {
             return
         }
         var parts = [statistics.isPaused ? "paused" : "rec", formatClock(statistics.duration.seconds), formatBytes(statistics.bytes),
-                     String(format: "%.1f fps", fps), "dropped \(statistics.dropped)", String(format: "%.2f Mb/s", bitRate / 1e6)]
+                     String(cFormat: "%.1f fps", fps), "dropped \(statistics.dropped)", String(cFormat: "%.2f Mb/s", bitRate / 1e6)]
         var left: [String] = []
         if let duration = remaining.duration { left.append(formatClock(duration)) }
         if let size = remaining.size { left.append(formatBytes(size)) }
         if !left.isEmpty { parts.append("left " + left.joined(separator: " / ")) }
         if showsPreRoll && statistics.isPaused {
-            parts.append(String(format: "pre-roll %.1fs", statistics.preRollDuration.seconds) + " " + formatBytes(Int64(statistics.preRollBytes)))
+            parts.append(String(cFormat: "pre-roll %.1fs", statistics.preRollDuration.seconds) + " " + formatBytes(Int64(statistics.preRollBytes)))
         }
         for (index, stream) in streams.enumerated() { parts.append(Self.streamText(stream, index: index + 1)) }
         lock.withLock {
@@ -129,7 +129,7 @@ final class RecordingReporter: @unchecked Sendable {
         let time = EventTime.now()
         afterStart { [self] in
             emit(StateEvent(event: "resumed", time: time, file: path, duration: statistics.duration.seconds, cause: cause, preRoll: preRoll)) {
-                "resumed \(path)" + (cause.map { " (\($0.rawValue))" } ?? "") + (preRoll.map { String(format: " with %.2fs of pre-roll", $0) } ?? "")
+                "resumed \(path)" + (cause.map { " (\($0.rawValue))" } ?? "") + (preRoll.map { String(cFormat: " with %.2fs of pre-roll", $0) } ?? "")
             }
         }
     }
@@ -137,7 +137,7 @@ final class RecordingReporter: @unchecked Sendable {
     /// The motion detector saw motion begin or end; `score` is the share of the picture (percent) that changed.
     func motion(started: Bool, score: Double) {
         emit(MotionEvent(event: started ? "motion-started" : "motion-ended", time: EventTime.now(), score: score.rounded(toPlaces: 2))) {
-            String(format: "motion %@ (%.1f%% of the picture changed)", started ? "started" : "ended", score)
+            "motion \(started ? "started" : "ended") " + String(cFormat: "(%.1f%% of the picture changed)", score)
         }
     }
 

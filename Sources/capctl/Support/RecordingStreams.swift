@@ -1,5 +1,5 @@
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 /// The `--stream` outputs of a `record`: one `LiveStreamOutput` for each,
 /// their events turned into report lines, and the rules of the command line
@@ -12,7 +12,7 @@ final class RecordingStreams: LiveStreamOutputDelegate, @unchecked Sendable {
     private let required: Bool
     /// No file is recorded: the recording ends when the streams do.
     private let withoutFile: Bool
-    private let lock = NSLock()
+    private let lock = Lock()
     private var failure: String?
     private var ended: [LiveStreamEndReason] = []
     private var previousBytes: [Int64] = []

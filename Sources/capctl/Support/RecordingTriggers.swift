@@ -1,5 +1,5 @@
 import CaptureKit
-import Foundation
+import FoundationEssentials
 
 /// What pauses and resumes a recording besides the user's signals: the
 /// start (--start-paused) and a motion detector (--resume-on motion). It
@@ -7,7 +7,7 @@ import Foundation
 /// what caused them.
 final class RecordingTriggers: MotionDetectorDelegate, @unchecked Sendable {
     // @unchecked: the causes are guarded by `lock`; everything else is set in init.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var pauseCause: PauseCause?
     private var resumeCause: PauseCause?
     private weak var output: CaptureFileOutput?

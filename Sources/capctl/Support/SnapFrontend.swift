@@ -1,5 +1,6 @@
 import CaptureKit
-import Foundation
+import Dispatch
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
     private let template: FileNameTemplate
     private let reporter: SnapReporter
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
+    private let lock = Lock()
     private var failures: [PhotoError] = []
     private var photos = 0
     private var firstCapture: Int64?
@@ -269,7 +270,7 @@ extension CommandFailure {
 final class SnapReporter: @unchecked Sendable {
     // @unchecked: it writes whole lines under its lock; its settings are immutable.
     let json: Bool
-    private let lock = NSLock()
+    private let lock = Lock()
 
     init(json: Bool) { self.json = json }
 
@@ -323,7 +324,7 @@ final class SnapReporter: @unchecked Sendable {
 
     private func say(_ line: String) {
         lock.withLock {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardStream.output.write(line + "\n")
         }
     }
 
@@ -365,8 +366,8 @@ final class SnapReporter: @unchecked Sendable {
             write(event)
             return
         }
-        say(String(format: "%@ live movie %.2f s, photo at %.2f s, %@", movie.path, movie.duration.seconds, movie.photoDisplayTime.seconds,
-                   formatBytes(movie.bytes)))
+        say("\(movie.path) " + String(cFormat: "live movie %.2f s, photo at %.2f s, ", movie.duration.seconds, movie.photoDisplayTime.seconds)
+            + formatBytes(movie.bytes))
     }
 
     func finishedCapture(_ settings: ResolvedPhotoSettings, error: PhotoError?) {

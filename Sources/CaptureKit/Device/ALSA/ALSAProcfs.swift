@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Capture PCMs as /proc/asound describes them. The control device a card is
 /// normally asked through may be closed to this user while procfs is
@@ -10,7 +10,7 @@ enum ALSAProcfs {
         let (cardName, driver) = cardNameAndDriver(card: card, cardList: cardList) ?? (cardID, "")
         return pcmList.split(separator: "\n").compactMap { line -> ALSACaptureDescription? in
             // "00-01: Loopback PCM : Loopback PCM : playback 8 : capture 8"
-            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
             guard fields.count >= 3 else { return nil }
             let numbers = fields[0].split(separator: "-")
             guard numbers.count == 2, Int32(numbers[0]) == card, let device = Int32(numbers[1]) else { return nil }
@@ -24,11 +24,11 @@ enum ALSAProcfs {
     /// From a /proc/asound/cards line " 0 [Loopback       ]: Loopback - Loopback".
     static func cardNameAndDriver(card: Int32, cardList: String) -> (String, String)? {
         for line in cardList.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard let bracket = trimmed.firstIndex(of: "["), Int32(trimmed[..<bracket].trimmingCharacters(in: .whitespaces)) == card,
-                  let close = trimmed.range(of: "]: ") else { continue }
+            let trimmed = line.trimmingWhitespace()
+            guard let bracket = trimmed.firstIndex(of: "["), Int32(trimmed[..<bracket].trimmingWhitespace()) == card,
+                  let close = trimmed.firstRange(of: "]: ") else { continue }
             let rest = trimmed[close.upperBound...]
-            guard let dash = rest.range(of: " - ") else { return (String(rest), "") }
+            guard let dash = rest.firstRange(of: " - ") else { return (String(rest), "") }
             return (String(rest[dash.upperBound...]), String(rest[..<dash.lowerBound]))
         }
         return nil

@@ -1,5 +1,5 @@
 import CALSA
-import Foundation
+import FoundationEssentials
 
 /// The real ALSA interface, through alsa-lib.
 public struct KernelALSA: ALSAInterface {
@@ -69,7 +69,7 @@ public struct KernelALSA: ALSAInterface {
         guard let cardID = try? String(contentsOfFile: "\(procRoot)/card\(card)/id", encoding: .utf8),
               let pcmList = try? String(contentsOfFile: "\(procRoot)/pcm", encoding: .utf8) else { return [] }
         let cardList = (try? String(contentsOfFile: "\(procRoot)/cards", encoding: .utf8)) ?? ""
-        return ALSAProcfs.captureDevices(card: card, cardID: cardID.trimmingCharacters(in: .whitespacesAndNewlines),
+        return ALSAProcfs.captureDevices(card: card, cardID: cardID.trimmingWhitespace(),
                                          pcmList: pcmList, cardList: cardList)
     }
 

@@ -300,12 +300,3 @@ extension DeviceControls {
         }
     }
 }
-
-extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
-    }
-}

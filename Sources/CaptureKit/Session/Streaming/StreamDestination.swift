@@ -110,7 +110,7 @@ public struct StreamDestination: Sendable, Hashable, CustomStringConvertible {
     /// `url` with its credentials, the last segment of its path and its
     /// query left out; works on any text, also one that does not parse.
     public static func redacted(_ url: String) -> String {
-        guard let separator = url.range(of: "://") else { return url.contains("/") ? String(url.prefix { $0 != "/" }) + "/…" : url }
+        guard let separator = url.firstRange(of: "://") else { return url.contains("/") ? String(url.prefix { $0 != "/" }) + "/…" : url }
         let scheme = url[..<separator.lowerBound].lowercased()
         let rest = url[separator.upperBound...]
         var authority = rest.prefix { $0 != "/" && $0 != "?" }
