@@ -112,7 +112,8 @@ extension Capctl {
             motion-started, motion-ended, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
             bytes, frames, dropped, audioSamples, lostCameras (several cameras) and, after an \
-            error, error. The summary is always \
+            error, error. With several cameras, frames and the frame rate count every camera's \
+            frames, and with %c audioSamples counts the audio in each camera's file. The summary is always \
             printed, also after an error.
 
             While recording, capctl holds the camera's configuration lock (as 'capctl set --hold' \

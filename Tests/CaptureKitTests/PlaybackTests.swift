@@ -170,6 +170,17 @@ import Testing
                           SessionTimeline.Edit(duration: s(5), mediaStart: s(0)),
                           SessionTimeline.Edit(duration: s(10), mediaStart: s(25)),
                           SessionTimeline.Edit(duration: s(15), mediaStart: s(45))])
+        // Media that starts late in the second session (0.2 s after its
+        // start) holds the media before it rather than opening with an empty
+        // edit; a session with no media at all stays an empty edit.
+        let late = SessionTimeline.TrackSpan(runs: [(s(0), s(10)), (s(32), s(40)), (s(50), s(65))], firstDecode: .zero)
+        #expect(SessionTimeline.edits(sessions: sessions, origin: s(100), track: late)
+                == [SessionTimeline.Edit(duration: s(12), mediaStart: s(0)), SessionTimeline.Edit(duration: s(8), mediaStart: s(32)),
+                    SessionTimeline.Edit(duration: s(15), mediaStart: s(50))])
+        let absent = SessionTimeline.TrackSpan(runs: [(s(0), s(10)), (s(52), s(65))], firstDecode: .zero)
+        #expect(SessionTimeline.edits(sessions: sessions, origin: s(100), track: absent)
+                == [SessionTimeline.Edit(duration: s(10), mediaStart: s(0)), SessionTimeline.Edit(duration: s(12), mediaStart: nil),
+                    SessionTimeline.Edit(duration: s(13), mediaStart: s(52))])
         // Rounded on the running total: three thirds of a second at 1000 units.
         let thirds = Array(repeating: SessionTimeline.Edit(duration: MediaTime(value: 1, timescale: 3), mediaStart: .zero), count: 3)
         #expect(SessionTimeline.rounded(thirds, movieTimescale: 1000, mediaTimescale: 90000).map(\.duration) == [333, 334, 333])

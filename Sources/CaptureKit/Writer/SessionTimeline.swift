@@ -141,8 +141,9 @@ struct SessionTimeline {
 
     /// The edit list that lays a track's samples into closed sessions (in
     /// source time counted from the origin): per session an empty edit where
-    /// the track has nothing yet, then the media it covers; empty edits at
-    /// the end are left out.
+    /// the track has nothing yet (or, after media, the media before held
+    /// longer), then the media it covers; a session without media for the
+    /// track is an empty edit; empty edits at the end are left out.
     static func edits(sessions: [Session], origin: MediaTime, track: TrackSpan) -> [Edit] {
         var edits = [Edit]()
         func add(_ edit: Edit) {
@@ -163,7 +164,18 @@ struct SessionTimeline {
             for run in runs {
                 let from = max(start, run.start)
                 let to = min(end, run.end)
-                add(Edit(duration: from - cursor, mediaStart: nil))
+                if from > cursor, let last = edits.last, last.mediaStart != nil {
+                    // Media that starts late after media before it (a resume's
+                    // first frame after the resume point) holds the picture
+                    // before it: an empty edit in the middle of the list is
+                    // played wrongly by libavformat, which shows the next
+                    // frame at its start as well, one frame more than the
+                    // track holds. (The held sample lasts until the next one,
+                    // so the media is there.)
+                    edits[edits.count - 1].duration = last.duration + (from - cursor)
+                } else {
+                    add(Edit(duration: from - cursor, mediaStart: nil))
+                }
                 add(Edit(duration: to - from, mediaStart: from - track.firstDecode))
                 cursor = to
             }

@@ -16,6 +16,7 @@ enum EventTime {
         var buffer = [CChar](repeating: 0, count: 32)
         _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
         let millis = Int(now.tv_nsec / 1_000_000)
-        return String(cString: buffer) + "." + String(repeating: "0", count: millis < 10 ? 2 : millis < 100 ? 1 : 0) + String(millis) + "Z"
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text + "." + String(repeating: "0", count: millis < 10 ? 2 : millis < 100 ? 1 : 0) + String(millis) + "Z"
     }
 }

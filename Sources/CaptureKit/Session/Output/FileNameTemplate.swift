@@ -117,6 +117,6 @@ public struct FileNameTemplate: Sendable, Hashable {
         var buffer = [CChar](repeating: 0, count: 4096)
         let written = Glibc.strftime(&buffer, buffer.count, format, &parts)
         guard written > 0 else { return format.isEmpty ? "" : format }
-        return String(cString: buffer)
+        return String(decoding: buffer[..<written].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

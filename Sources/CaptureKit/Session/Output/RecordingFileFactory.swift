@@ -202,8 +202,8 @@ struct RecordingFileFactory {
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var buffer = [CChar](repeating: 0, count: 32)
-        _ = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
-        return String(cString: buffer)
+        let written = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer[..<written].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
 }
