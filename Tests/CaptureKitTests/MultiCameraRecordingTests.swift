@@ -287,4 +287,31 @@ import Testing
             #expect(recorder.files.allSatisfy { $0.isComplete })
         }
     }
+
+    /// A camera lost beside one that keeps the queue full (frames as fast
+    /// as they are drawn, more than the writer takes, as on a slow machine):
+    /// with `stopsOnDeviceLoss` the recording stops once what was queued at
+    /// the loss is written, although the queue never runs empty.
+    @Test func aLossStopsTheRecordingWhileAnotherCameraKeepsTheQueueFull() throws {
+        let scratch = try WriterScratchDirectory()
+        let lost = try FakeV4L2Camera(script: [.pause] + FakeV4L2Camera.numberedFrames(20) + [.failDequeue(ENODEV)])
+        let lostInput = try CaptureDeviceInput(device: lost.device(path: "/dev/fake-video0"))
+        lostInput.locksConfiguration = false
+        let flood = CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: 640, height: 480, framesPerSecond: 30), realtime: false))
+        let output = MovieFileOutput()
+        output.stopsOnDeviceLoss = true
+        let session = CaptureSession()
+        session.addInput(lostInput)
+        session.addInput(flood)
+        session.addOutput(output)
+        let recorder = Recorder()
+        output.startRecording(to: scratch.file("two.mp4"), recordingDelegate: recorder)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        lost.resume()
+        try #require(recorder.wait { $0.reason != nil }, "still recording: \(output.statistics.videoFrames) frames, \(output.statistics.dropped) dropped")
+        #expect(recorder.reason == .deviceDisconnected)
+        #expect(recorder.error == .deviceLost("/dev/fake-video0"))
+        #expect(try FFprobe.frames(scratch.file("two.mp4"), stream: "v:0").count == 20)
+    }
 }

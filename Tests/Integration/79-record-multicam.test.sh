@@ -53,11 +53,12 @@ print(f"first frames at {firsts} s; median frame intervals {intervals} s", file=
 assert min(firsts) < 0.001, f"the file starts at its first frame: {firsts}"
 # The two vivid cameras start streaming back to back: their first frames lie within one
 # frame interval of each other. The loopback camera delivers the frames its feeder writes
-# after it starts streaming (under emulation, a few feeder intervals later): its track
-# begins at that time, on the same timeline, not moved to the start.
+# after it starts streaming (under emulation, a few feeder intervals later, and up to
+# 1.5 s on a busy host): its track begins at that time, on the same timeline, not moved
+# to the start, and inside the 3 s recording.
 spread = abs(firsts[1] - firsts[0])
 assert spread <= max(intervals[:2]), f"vivid's first frames {firsts[:2]} lie {spread} s apart, more than a frame interval {intervals[:2]}"
-assert firsts[2] < 1.0, f"the loopback camera's first frame at {firsts[2]} s"
+assert firsts[2] < 2.5, f"the loopback camera's first frame at {firsts[2]} s"
 PY
 
 note "a file per camera, cut together"

@@ -14,6 +14,7 @@ extension FileRecording {
                 endedInputs.formUnion(moreEnded)
                 for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
                 reportLostCameras(unhandled: item == nil ? 0 : 1)
+                drainMark = samplesHandled + (item == nil ? 0 : 1) + queue.queuedCount
             }
             if !heldAudio.isEmpty, !moreEnded.isDisjoint(with: sharedVideo.keys) {
                 // The video ended: no frame comes to pass the audio.
@@ -23,6 +24,7 @@ extension FileRecording {
                 handle(sample, from: index)
                 samplesHandled += 1
                 if !lostCamerasToFinish.isEmpty { finishLostCameraFiles() }
+                if let mark = drainMark, samplesHandled >= mark, !ended { applyDrainedStops() }
             } else if queue.isClosed && queue.isEmpty {
                 releaseHeldAudio(videoAt: nil, all: true)
                 break
@@ -79,10 +81,12 @@ extension FileRecording {
     }
 
     /// The queue ran empty after a sample (others keep coming, so the
-    /// writer is never idle): stops that waited for it apply now.
+    /// writer is never idle), or every sample queued before an input's end
+    /// is handled: stops that waited for it apply now.
     func applyDrainedStops() {
         // Held audio is written first (once the video passes it, or at the next pause in samples).
         guard heldAudio.isEmpty else { return }
+        drainMark = nil
         let waiting = lock.withLock { () -> [Command] in
             let taken = commands.filter(\.waitsForDrain)
             commands.removeAll { $0.waitsForDrain }

@@ -169,6 +169,11 @@ final class FileRecording: @unchecked Sendable {
     /// samples it has handled (writing thread only).
     var lostCamerasToFinish: [(camera: Int, after: Int)] = []
     var samplesHandled = 0
+    /// Once this many samples are handled (all those queued when the writing
+    /// thread heard of an input's end), a stop that waits for the queue to
+    /// drain applies even if the queue never runs empty: another camera may
+    /// keep it full on a machine where writing lags capture (writing thread only).
+    var drainMark: Int?
     var limits: RecordingLimits
     var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     var paused = false
