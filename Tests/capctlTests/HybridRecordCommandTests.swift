@@ -100,7 +100,10 @@ func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
             $0[$1["codec_type"] as? String ?? ""] = Int($1["nb_frames"] as? String ?? "")
         }
         #expect(counts["video"] == frames)
-        #expect(abs(frames - 120) <= 1, "\(frames) frames in 4 s at 30 fps")
+        // 4 s at 30 fps: the frames in the file and those a busy machine made
+        // the camera drop (counted) add up, and the drops are few.
+        let dropped = try #require(event["droppedByDevice"] as? Int)
+        #expect(abs(frames + dropped - 120) <= 1 && dropped <= 12, "\(frames) frames and \(dropped) dropped in 4 s at 30 fps")
         let info = try mediaInfo(path)
         let audioPlayed = Int((editDurations(info, "audio").reduce(0, +) * 48000).rounded())
         #expect(audioPlayed >= audioSamples && audioPlayed - audioSamples < 1024, "the audio edits play \(audioPlayed) samples; \(audioSamples) were recorded")
