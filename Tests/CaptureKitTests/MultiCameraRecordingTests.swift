@@ -152,7 +152,7 @@ import Testing
         let cameras = [Self.camera(320, 240, fps: 30), CaptureInput(source: SessionLifecycleTests.TickingCamera())]
         let output = MovieFileOutput()
         output.maxRecordedDuration = MediaTime(value: 1, timescale: 1)
-        let recorder = try Self.recordUntilItEnds(cameras, with: output, toTemplate: scratch.file("cam%c.mp4"))
+        _ = try Self.recordUntilItEnds(cameras, with: output, toTemplate: scratch.file("cam%c.mp4"))
         for (number, input) in cameras.enumerated() {
             let tags = try FFprobe.format(scratch.file("cam\(number + 1).mp4"))["tags"] as? [String: String] ?? [:]
             #expect(tags["make"] == input.source.localizedName, "cam\(number + 1).mp4: \(tags)")

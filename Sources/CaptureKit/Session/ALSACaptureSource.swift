@@ -56,6 +56,8 @@ public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
     public var bufferFrames: Int { state.withLock { $0.bufferFrames } }
     /// Frames lost to overruns so far.
     public var droppedByDevice: Int { state.withLock { $0.lost } }
+    public var lossLog: DeviceLossLog? { losses }
+    private let losses = DeviceLossLog()
 
     // MARK: Opening
 
@@ -206,7 +208,12 @@ public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
                 lost = afterOverrun ? bufferFrames : 0
                 _ = timing.record(start: stamp.nanoseconds, frames: read, afterOverrun: false)
             }
-            if lost > 0 { state.withLock { $0.lost += lost } }
+            if lost > 0 {
+                state.withLock { $0.lost += lost }
+                // The lost frames came just before the ones read now.
+                let rate = Int64(max(1, format.sampleRate))
+                losses.record(lost, atNanoseconds: stamp.nanoseconds - Int64(lost) * 1_000_000_000 / rate)
+            }
             afterOverrun = false
             let chunk = read == frames ? storage : SampleStorage(copying: UnsafeRawBufferPointer(rebasing: storage.bytes.prefix(read * bytesPerFrame)))
             deliver(.audio(AudioSampleBuffer(

@@ -46,6 +46,11 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// Samples the device itself lost so far (kernel sequence gaps, ALSA overruns).
     var droppedByDevice: Int { get }
 
+    /// When the device lost them, so that an output counts only the losses
+    /// inside what it recorded; nil for a source that keeps no such log,
+    /// whose outputs count every loss while they record (the default).
+    var lossLog: DeviceLossLog? { get }
+
     /// How many of its samples an output may gather before its thread is
     /// woken to write them. A device delivering in real time wants each
     /// sample taken at once (1, the default). A source that delivers as fast
@@ -63,6 +68,7 @@ public protocol CaptureSource: AnyObject, Sendable {
 extension CaptureSource {
     public var samplesPerWakeup: Int { 1 }
     public var uniqueID: String { path }
+    public var lossLog: DeviceLossLog? { nil }
     public func startStreaming() throws(CaptureError) {}
 }
 

@@ -63,6 +63,8 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Frames lost by the device: sequence gaps plus skipped frames.
     public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
+    public var lossLog: DeviceLossLog? { losses }
+    private let losses = DeviceLossLog()
     /// Frames the driver returned flagged as erroneous or empty, and H.264/HEVC
     /// frames that depended on a lost one (up to the next keyframe): not delivered.
     public var skippedFrames: Int { state.withLock { $0.skipped } }
@@ -258,6 +260,9 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
         // frames up to the next keyframe refer to a picture nobody has:
         // they are dropped with it rather than delivered undecodable.
         var chainBroken = false
+        // How far apart frames come, to place the frames a gap lost before the frame after it.
+        let frameInterval = format.frameDuration.flatMap { $0.isNumeric ? $0.converted(toTimescale: MonotonicClock.timescale).value : nil }
+            ?? 1_000_000_000 / 30
 
         while true {
             if stop.isRaised || queue.isClosed { return .stopped }
@@ -298,11 +303,13 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                 if buffer.wasNotQueued {
                     // Refilled while an output held it: nothing in it can be trusted.
                     state.withLock { $0.gaps += lost; $0.skipped += 1 }
+                    losses.record(lost + 1, atNanoseconds: MonotonicClock.nowNanoseconds())
                     chainBroken = true
                     continue
                 }
                 if buffer.flags & V4L2BufferFlags.error != 0 || buffer.bytesUsed == 0 {
                     state.withLock { $0.gaps += lost; $0.skipped += 1 }
+                    losses.record(lost + 1, atNanoseconds: MonotonicClock.nowNanoseconds())
                     queue.giveBack(buffer.index)
                     chainBroken = true
                     continue
@@ -313,6 +320,8 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                                                 monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
                 let replaced = clock.replacedStamps
                 state.withLock { $0.gaps += lost; $0.replacedStamps = replaced }
+                // The lost frames came before this one, a frame interval apart.
+                losses.record(lost, atNanoseconds: stamp - Int64(lost) * frameInterval)
                 // Compressed frames are small: copied, their buffer goes straight back.
                 var storage = queue.take(buffer, copying: copiesFrames)
                 var keyframe = keyframesFlagged ? V4L2BufferFlags.isKeyframe(buffer.flags) : true
@@ -324,6 +333,7 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
                     if chainBroken {
                         guard keyframe else {
                             state.withLock { $0.skipped += 1 }
+                            losses.record(1, atNanoseconds: stamp)
                             continue
                         }
                         chainBroken = false

@@ -46,6 +46,7 @@ extension FileRecording {
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
             file.lastSession?.end = end
+            lock.withLock { deviceLosses.close(at: end) }
         }
         file.cutTime = time
         file.cutRequestedAt = MonotonicClock.nowNanoseconds()

@@ -17,6 +17,7 @@ extension FileRecording {
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
             file.lastSession?.end = end
+            lock.withLock { deviceLosses.close(at: end) }
         }
         lock.withLock { stats.isPaused = true }
         preRoll?.arm(from: time)

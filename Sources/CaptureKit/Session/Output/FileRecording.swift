@@ -96,10 +96,13 @@ final class FileRecording: @unchecked Sendable {
 
     /// Totals so far.
     var statistics: RecordingStatistics {
-        var snapshot = lock.withLock { stats }
+        var snapshot = lock.withLock { () -> RecordingStatistics in
+            var snapshot = stats
+            snapshot.droppedByDevice = deviceLosses.count
+            return snapshot
+        }
         snapshot.droppedByQueue = (queue?.refusedCount ?? 0) + (encoders?.droppedFrames ?? 0)
         snapshot.droppedBeforeKeyframe += encoders?.framesBeforeKeyframe ?? 0
-        snapshot.droppedByDevice = inputs.reduce(0) { $0 + $1.source.droppedByDevice }
         if let holding = preRoll?.holding {
             snapshot.preRollDuration = holding.duration
             snapshot.preRollBytes = holding.bytes
@@ -137,6 +140,8 @@ final class FileRecording: @unchecked Sendable {
     var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
     var commands: [Command] = []
     var stats = RecordingStatistics()
+    /// What the recorded inputs' devices lost inside the stretches written.
+    var deviceLosses = RecordedDeviceLosses()
     var ended = false
     var currentPath: String?
     /// Every file of the current one (one per camera with `%c`).
@@ -241,6 +246,7 @@ final class FileRecording: @unchecked Sendable {
         inputs = allInputs
         samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
         let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
+        lock.withLock { deviceLosses = RecordedDeviceLosses(sources: accepted.map(\.source)) }
         hasVideo = accepted.contains { $0.mediaType == .video }
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
@@ -416,6 +422,7 @@ final class FileRecording: @unchecked Sendable {
         do {
             try file.startSession(atSourceTime: time)
             file.sessionStart = time
+            lock.withLock { deviceLosses.open(at: time) }
             file.lastSession = (time, nil)
             // A shared encoder makes a keyframe where the segment will end.
             if limits.segmentDuration.isNumeric {

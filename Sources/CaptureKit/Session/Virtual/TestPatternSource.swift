@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A camera that needs no hardware: moving colour bars, a bouncing box and
 /// a frame counter, drawn at the asked size, rate and pixel format.
@@ -41,7 +40,7 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
     private var renderer: TestPatternRenderer?
     private var pool: RecyclingBufferPool?
     private var frameDuration = (numerator: Int64(1), denominator: Int64(30))
-    private let dropped = Atomic<Int>(0)
+    private let losses = DeviceLossLog()
 
     /// A test pattern for `request`: its size, or its preset's (`high` and
     /// `photo` give 1920x1080), else 640x480; its rate, else 30 fps; its
@@ -54,7 +53,8 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
         localizedName = VirtualDevice.testPattern.localizedName
     }
 
-    public var droppedByDevice: Int { dropped.load(ordering: .relaxed) }
+    public var droppedByDevice: Int { losses.total }
+    public var lossLog: DeviceLossLog? { losses }
 
     public func open() throws(CaptureError) {
         let size = try Self.size(for: request, device: path)
@@ -115,7 +115,7 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
                 if realtime {
                     // Every buffer is out: the frame is lost, as a camera loses it.
                     if stop.wait(untilNanoseconds: stamp) { break }
-                    dropped.add(1, ordering: .relaxed)
+                    losses.record(1, atNanoseconds: stamp)
                     index += 1
                     continue
                 }

@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +37,7 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
     static let poolLimit = 32
 
     private var pool: RecyclingBufferPool?
-    private let dropped = Atomic<Int>(0)
+    private let losses = DeviceLossLog()
 
     /// A tone of `frequency` hertz at the request's rate (8000 to 192000
     /// Hz, else 48000) and channel count (1 or 2, else 2).
@@ -53,7 +52,8 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
     }
 
     /// Audio frames lost because the consumer held every buffer.
-    public var droppedByDevice: Int { dropped.load(ordering: .relaxed) }
+    public var droppedByDevice: Int { losses.total }
+    public var lossLog: DeviceLossLog? { losses }
 
     public func open() throws(CaptureError) {
         let rate = request.sampleRate ?? Self.defaultSampleRate
@@ -93,7 +93,7 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
             if taken == nil {
                 if realtime {
                     if stop.wait(untilNanoseconds: due) { break }
-                    dropped.add(chunk, ordering: .relaxed)
+                    losses.record(chunk, atNanoseconds: clock.nanoseconds(at: first))
                     first += Int64(chunk)
                     continue
                 }
