@@ -165,11 +165,13 @@ import Testing
         let resumed = try #require(recorder.events.first { $0["event"] as? String == "resumed" })
         #expect((resumed["preRoll"] as? Double ?? 30) < 30)
         // Lossless frames on a busy machine may be dropped before they are
-        // encoded (counted): none is repeated, and every one missing is counted.
+        // encoded (counted): none is repeated, and every one missing is
+        // counted (with any audio the tone lost in the file).
         let numbers = try Self.frameNumbers(scratch.file("out.mp4")).compactMap { $0 }
         let first = try #require(numbers.first), last = try #require(numbers.last)
         #expect(zip(numbers.dropFirst(), numbers).allSatisfy { $0 > $1 }, "no frame twice, in order")
         let finished = try #require(recorder.events.last { $0["event"] as? String == "finished" })
-        #expect(last - first + 1 == numbers.count + (finished["dropped"] as? Int ?? 0), "\(numbers.count) frames from \(first) to \(last)")
+        let missing = last - first + 1 - numbers.count
+        #expect(missing <= finished["dropped"] as? Int ?? 0, "\(numbers.count) frames from \(first) to \(last), \(missing) missing")
     }
 }

@@ -56,8 +56,8 @@ public final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
     public var bufferFrames: Int { state.withLock { $0.bufferFrames } }
     /// Frames lost to overruns so far.
     public var droppedByDevice: Int { state.withLock { $0.lost } }
-    public var lossLog: DeviceLossLog? { losses }
-    private let losses = DeviceLossLog()
+    public var lossLog: SampleLossLog? { losses }
+    private let losses = SampleLossLog()
 
     // MARK: Opening
 

@@ -49,7 +49,7 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// When the device lost them, so that an output counts only the losses
     /// inside what it recorded; nil for a source that keeps no such log,
     /// whose outputs count every loss while they record (the default).
-    var lossLog: DeviceLossLog? { get }
+    var lossLog: SampleLossLog? { get }
 
     /// How many of its samples an output may gather before its thread is
     /// woken to write them. A device delivering in real time wants each
@@ -68,7 +68,7 @@ public protocol CaptureSource: AnyObject, Sendable {
 extension CaptureSource {
     public var samplesPerWakeup: Int { 1 }
     public var uniqueID: String { path }
-    public var lossLog: DeviceLossLog? { nil }
+    public var lossLog: SampleLossLog? { nil }
     public func startStreaming() throws(CaptureError) {}
 }
 

@@ -63,8 +63,8 @@ public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Frames lost by the device: sequence gaps plus skipped frames.
     public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
-    public var lossLog: DeviceLossLog? { losses }
-    private let losses = DeviceLossLog()
+    public var lossLog: SampleLossLog? { losses }
+    private let losses = SampleLossLog()
     /// Frames the driver returned flagged as erroneous or empty, and H.264/HEVC
     /// frames that depended on a lost one (up to the next keyframe): not delivered.
     public var skippedFrames: Int { state.withLock { $0.skipped } }

@@ -72,6 +72,8 @@ final class VideoCompressionStage: @unchecked Sendable {
     /// Frames dropped before they were encoded (queue full, or refused by
     /// the encoder), since the stage began: a sink counts those after it joined.
     var droppedFrames: Int { queue.refusedCount + state.withLock { $0.refused } }
+    /// When those frames were captured.
+    let losses = SampleLossLog()
     /// A camera's compressed frames that came before its first keyframe, since the stage began.
     var framesBeforeKeyframe: Int { state.withLock { $0.beforeKeyframe } }
 
@@ -91,7 +93,7 @@ final class VideoCompressionStage: @unchecked Sendable {
 
     /// From the capture thread: queues a frame to encode.
     func capture(_ sample: VideoSampleBuffer) {
-        queue.put(sample)
+        if !queue.put(sample), !queue.isClosed { losses.record(1, at: sample.presentationTime) }
     }
 
     /// No more frames come: what is queued is encoded, the encoder's last
@@ -110,11 +112,15 @@ final class VideoCompressionStage: @unchecked Sendable {
                 switch try compressor.encode(sample, wantsKeyframe: keyframeDecision, deliver: deliver) {
                 case .encoded: break
                 case .beforeKeyframe: state.withLock { $0.beforeKeyframe += 1 }
-                case .refused: state.withLock { $0.refused += 1 }
+                case .refused:
+                    state.withLock { $0.refused += 1 }
+                    losses.record(1, at: sample.presentationTime)
                 }
             } catch {
                 switch error {
-                case .invalidSettings, .damagedSample, .invalidState: state.withLock { $0.refused += 1 }
+                case .invalidSettings, .damagedSample, .invalidState:
+                    state.withLock { $0.refused += 1 }
+                    losses.record(1, at: sample.presentationTime)
                 default: fail(error)
                 }
             }

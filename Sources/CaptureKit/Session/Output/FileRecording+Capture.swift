@@ -3,11 +3,30 @@
 /// and counts), and an input's end becomes a request it takes in turn.
 extension FileRecording {
     func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        guard let queue, let index = inputs.firstIndex(where: { $0 === input }) else { return }
+        guard queue != nil, let index = inputs.firstIndex(where: { $0 === input }) else { return }
         guard recordedMediaTypes.contains(input.mediaType) else { return }
+        if !firstSampleNoted.load(ordering: .relaxed),
+           firstSampleNoted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            lock.withLock {
+                firstSampleTime = sample.presentationTime
+                if opensLossesAtFirstSample == true { recordedLosses.open(at: sample.presentationTime) }
+            }
+        }
         // Frames of a shared encoder's input come from the encoder.
         if sample.mediaType == .video, sharedVideo[index] != nil { return }
-        queue.put((index, sample), wakingAt: samplesPerWakeup[index])
+        enqueue(sample, of: index, wakingAt: samplesPerWakeup[index])
+    }
+
+    /// Queues a sample of input `index` for the writing thread; one that
+    /// finds the queue full is lost, and logged at its capture time.
+    func enqueue(_ sample: SampleBuffer, of index: Int, wakingAt threshold: Int = 1) {
+        guard let queue else { return }
+        if !queue.put((index, sample), wakingAt: threshold), !queue.isClosed {
+            switch sample {
+            case .video(let video): queueLosses.record(1, at: video.presentationTime)
+            case .audio(let audio): queueLosses.record(audio.frameCount, at: audio.presentationTime)
+            }
+        }
     }
 
     /// An input ended by itself: the recording ends once what it captured

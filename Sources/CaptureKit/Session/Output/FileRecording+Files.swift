@@ -46,8 +46,9 @@ extension FileRecording {
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
             file.lastSession?.end = end
-            lock.withLock { deviceLosses.close(at: end) }
+            lock.withLock { recordedLosses.close(at: end) }
         }
+        lock.withLock { recordedLosses.close(at: time) }
         file.cutTime = time
         file.cutRequestedAt = MonotonicClock.nowNanoseconds()
         file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)

@@ -17,8 +17,9 @@ extension FileRecording {
             file.closedDuration = file.closedDuration + (end - start)
             file.sessionStart = nil
             file.lastSession?.end = end
-            lock.withLock { deviceLosses.close(at: end) }
+            lock.withLock { recordedLosses.close(at: end) }
         }
+        lock.withLock { recordedLosses.close(at: time) }
         lock.withLock { stats.isPaused = true }
         preRoll?.arm(from: time)
         delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }

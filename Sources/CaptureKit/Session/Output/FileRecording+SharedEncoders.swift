@@ -37,7 +37,7 @@ extension FileRecording {
 
     /// From a compression stage's thread: a compressed frame of input `index`.
     func captureEncoded(_ sample: VideoSampleBuffer, input index: Int) {
-        queue?.put((index, .video(sample)))
+        enqueue(.video(sample), of: index)
     }
 
     /// A shared encoder stopped working: its video has ended, as an input

@@ -77,6 +77,11 @@ extension FileRecording {
     /// A stop that waited for the queue: at the end of the last sample written.
     func stopDrained(reason: RecordingStopReason, error: RecordingError?) {
         guard let file = current else { return stopBetweenFiles(reason: reason, error: error) }
+        // Everything captured before the stop was handled: so is every loss
+        // logged so far, also one of a sample that came after the last one
+        // written (a frame the encoder refused, which a file played faster
+        // than real time stamps ahead of the clock).
+        lock.withLock { recordedLosses.close(at: .positiveInfinity) }
         stop(file, at: lastCommonEnd(file), reason: reason, error: error)
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,10 +99,9 @@ final class FileRecording: @unchecked Sendable {
     var statistics: RecordingStatistics {
         var snapshot = lock.withLock { () -> RecordingStatistics in
             var snapshot = stats
-            snapshot.droppedByDevice = deviceLosses.count
+            (snapshot.droppedByDevice, snapshot.droppedByQueue) = recordedLosses.count
             return snapshot
         }
-        snapshot.droppedByQueue = (queue?.refusedCount ?? 0) + (encoders?.droppedFrames ?? 0)
         snapshot.droppedBeforeKeyframe += encoders?.framesBeforeKeyframe ?? 0
         if let holding = preRoll?.holding {
             snapshot.preRollDuration = holding.duration
@@ -140,8 +140,19 @@ final class FileRecording: @unchecked Sendable {
     var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
     var commands: [Command] = []
     var stats = RecordingStatistics()
-    /// What the recorded inputs' devices lost inside the stretches written.
-    var deviceLosses = RecordedDeviceLosses()
+    /// What the recorded inputs' devices and the queues before the writer
+    /// lost inside the stretches written (set in `begin(inputs:)`).
+    var recordedLosses = RecordedLosses()
+    /// Samples the writing queue had no room for, by capture time.
+    let queueLosses = SampleLossLog()
+    /// A recording that does not begin paused counts losses from its first
+    /// sample on, before anything is written (a frame the encoder refuses is
+    /// lost from the file): when that came, and whether begin(inputs:)
+    /// has said so yet (nil: not yet). Under `lock`; `firstSampleNoted`
+    /// lets the capture threads look only once.
+    var firstSampleTime: MediaTime?
+    var opensLossesAtFirstSample: Bool?
+    let firstSampleNoted = Atomic(false)
     var ended = false
     var currentPath: String?
     /// Every file of the current one (one per camera with `%c`).
@@ -246,7 +257,6 @@ final class FileRecording: @unchecked Sendable {
         inputs = allInputs
         samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
         let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
-        lock.withLock { deviceLosses = RecordedDeviceLosses(sources: accepted.map(\.source)) }
         hasVideo = accepted.contains { $0.mediaType == .video }
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
@@ -270,6 +280,12 @@ final class FileRecording: @unchecked Sendable {
             throw error
         }
         settleKeyframeRules(file)
+        let encoderLosses = encoders?.lossLogs ?? []
+        lock.withLock {
+            recordedLosses = RecordedLosses(devices: accepted.map(\.source), queues: [queueLosses] + encoderLosses)
+            opensLossesAtFirstSample = !armed
+            if !armed, let time = firstSampleTime { recordedLosses.open(at: time) }
+        }
         if armed {
             file.cancelWriting()
             beginArmed()
@@ -422,7 +438,7 @@ final class FileRecording: @unchecked Sendable {
         do {
             try file.startSession(atSourceTime: time)
             file.sessionStart = time
-            lock.withLock { deviceLosses.open(at: time) }
+            lock.withLock { recordedLosses.open(at: time) }
             file.lastSession = (time, nil)
             // A shared encoder makes a keyframe where the segment will end.
             if limits.segmentDuration.isNumeric {

@@ -50,10 +50,10 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var bytes: Int64 = 0
     public var videoFrames = 0
     public var audioSamples = 0
-    /// Samples lost: by the devices (sequence gaps, overruns) inside the
-    /// stretches recorded (not while paused, nor before the recording
-    /// began, which a session that runs on may have seen), by full
-    /// queues, refused by the writer (damaged or out of order), and
+    /// Samples lost: by the devices (sequence gaps, overruns) and by full
+    /// queues, both inside the stretches recorded (not while paused, nor
+    /// before the recording began, which a session that runs on may have
+    /// seen), refused by the writer (damaged or out of order), and
     /// compressed frames that came before a keyframe (H.264/HEVC joined
     /// mid-GOP: nothing could decode them). Video counts frames, audio
     /// sample frames.

@@ -8,7 +8,6 @@ final class RecordingEncoders: CompressedVideoSink {
         let index: Int
         let input: CaptureInput
         let stage: VideoCompressionStage
-        let droppedAtJoin: Int
         let beforeKeyframeAtJoin: Int
     }
 
@@ -20,8 +19,8 @@ final class RecordingEncoders: CompressedVideoSink {
     }
 
     private let joined = Locked<[Joined]>([])
-    /// What the stages left had dropped for this recording.
-    private let countsOfStagesLeft = Locked((dropped: 0, beforeKeyframe: 0))
+    /// The frames before a keyframe of the stages left, for this recording.
+    private let beforeKeyframeOfStagesLeft = Locked(0)
     private let requests = Locked(Requests())
     private let deliver: @Sendable (Int, VideoSampleBuffer) -> Void
     private let failed: @Sendable (WriterError) -> Void
@@ -41,8 +40,7 @@ final class RecordingEncoders: CompressedVideoSink {
         let stage = try input.compression.join(self, settings: settings, keyframeInterval: keyframeInterval,
                                                decodingConfiguration: configuration, queueCapacity: queueCapacity)
         joined.withLock {
-            $0.append(Joined(index: index, input: input, stage: stage, droppedAtJoin: stage.droppedFrames,
-                             beforeKeyframeAtJoin: stage.framesBeforeKeyframe))
+            $0.append(Joined(index: index, input: input, stage: stage, beforeKeyframeAtJoin: stage.framesBeforeKeyframe))
         }
         return stage.codecName
     }
@@ -53,28 +51,22 @@ final class RecordingEncoders: CompressedVideoSink {
             defer { joined = [] }
             return joined
         }
-        let counts = Self.counts(of: all)
-        countsOfStagesLeft.withLock {
-            $0.dropped += counts.dropped
-            $0.beforeKeyframe += counts.beforeKeyframe
-        }
+        let beforeKeyframe = Self.framesBeforeKeyframe(of: all)
+        beforeKeyframeOfStagesLeft.withLock { $0 += beforeKeyframe }
         for entry in all { entry.input.compression.leave(self, stage: entry.stage) }
     }
 
-    /// Frames the stages dropped (a full queue, refused) since the recording joined them.
-    var droppedFrames: Int { Self.counts(of: joined.withLock { $0 }).dropped + countsOfStagesLeft.withLock { $0.dropped } }
+    /// When the stages joined dropped frames (a full queue, refused).
+    var lossLogs: [SampleLossLog] { joined.withLock { $0.map(\.stage.losses) } }
 
     /// A camera's compressed frames the stages could not decode, coming
     /// before its first keyframe, since the recording joined them.
     var framesBeforeKeyframe: Int {
-        Self.counts(of: joined.withLock { $0 }).beforeKeyframe + countsOfStagesLeft.withLock { $0.beforeKeyframe }
+        Self.framesBeforeKeyframe(of: joined.withLock { $0 }) + beforeKeyframeOfStagesLeft.withLock { $0 }
     }
 
-    private static func counts(of entries: [Joined]) -> (dropped: Int, beforeKeyframe: Int) {
-        entries.reduce((0, 0)) { sum, entry in
-            (sum.0 + max(0, entry.stage.droppedFrames - entry.droppedAtJoin),
-             sum.1 + max(0, entry.stage.framesBeforeKeyframe - entry.beforeKeyframeAtJoin))
-        }
+    private static func framesBeforeKeyframe(of entries: [Joined]) -> Int {
+        entries.reduce(0) { $0 + max(0, $1.stage.framesBeforeKeyframe - $1.beforeKeyframeAtJoin) }
     }
 
     /// Asks for a keyframe at the next picture encoded.

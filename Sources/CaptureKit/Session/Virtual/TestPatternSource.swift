@@ -40,7 +40,7 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
     private var renderer: TestPatternRenderer?
     private var pool: RecyclingBufferPool?
     private var frameDuration = (numerator: Int64(1), denominator: Int64(30))
-    private let losses = DeviceLossLog()
+    private let losses = SampleLossLog()
 
     /// A test pattern for `request`: its size, or its preset's (`high` and
     /// `photo` give 1920x1080), else 640x480; its rate, else 30 fps; its
@@ -54,7 +54,7 @@ public final class TestPatternSource: CaptureSource, @unchecked Sendable {
     }
 
     public var droppedByDevice: Int { losses.total }
-    public var lossLog: DeviceLossLog? { losses }
+    public var lossLog: SampleLossLog? { losses }
 
     public func open() throws(CaptureError) {
         let size = try Self.size(for: request, device: path)

@@ -37,7 +37,7 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
     static let poolLimit = 32
 
     private var pool: RecyclingBufferPool?
-    private let losses = DeviceLossLog()
+    private let losses = SampleLossLog()
 
     /// A tone of `frequency` hertz at the request's rate (8000 to 192000
     /// Hz, else 48000) and channel count (1 or 2, else 2).
@@ -53,7 +53,7 @@ public final class TestToneSource: CaptureSource, @unchecked Sendable {
 
     /// Audio frames lost because the consumer held every buffer.
     public var droppedByDevice: Int { losses.total }
-    public var lossLog: DeviceLossLog? { losses }
+    public var lossLog: SampleLossLog? { losses }
 
     public func open() throws(CaptureError) {
         let rate = request.sampleRate ?? Self.defaultSampleRate

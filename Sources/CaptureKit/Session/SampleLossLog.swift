@@ -1,14 +1,15 @@
-/// When a device lost samples, on the session clock, so that an output
-/// counts only the losses inside the stretches it recorded: not those of a
-/// pause, nor those before its recording began or after it ended.
+/// When samples were lost on their way to an output, on the session clock:
+/// by a device (sequence gaps, overruns) or by a queue that was full, so that
+/// a recording counts only the losses inside the stretches it recorded, not
+/// those of a pause, nor those before it began or after it ended.
 ///
 /// Each loss is logged at the capture time where the lost samples begin
 /// (as near as the device tells). The latest `capacity` losses are kept one
 /// by one; older ones are summed into a single count, which a question
 /// about a time before them counts as lost before it. A recording asks
-/// about times no older than its pre-roll, so only a device losing samples
-/// many times a second for minutes on end comes near that.
-public final class DeviceLossLog: Sendable {
+/// about times no older than its pre-roll, so only samples lost many times
+/// a second for minutes on end come near that.
+public final class SampleLossLog: Sendable {
     private struct Loss {
         var time: Int64
         /// Samples lost up to and including this loss.

@@ -2,12 +2,13 @@ import Foundation
 import Testing
 @testable import CaptureKit
 
-/// A recording reports the samples its devices lost inside what it
-/// recorded: not those lost before it began on a session that was already
-/// running, nor those of a pause, except what its pre-roll takes back.
-@Suite struct DeviceLossCountingTests {
+/// A recording reports the samples lost inside what it recorded, by its
+/// devices and by the queues before its writer: not those lost before it
+/// began on a session that was already running, nor those of a pause,
+/// except what its pre-roll takes back.
+@Suite struct LossCountingTests {
     @Test func theLogCountsLossesByTime() {
-        let log = DeviceLossLog()
+        let log = SampleLossLog()
         let second = { (seconds: Int64) in MediaTime(value: seconds, timescale: 1) }
         log.record(3, at: second(10))
         log.record(0, at: second(11))
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func losesOldLossesOneByOneButNotTheirCount() {
-        let log = DeviceLossLog(capacity: 8)
+        let log = SampleLossLog(capacity: 8)
         for index in 0..<20 { log.record(1, atNanoseconds: Int64(index) * 1000) }
         #expect(log.total == 20)
         // The latest losses are still told apart…
@@ -35,6 +36,50 @@ import Testing
         // …the oldest are counted as lost before any time asked about.
         #expect(log.lost(before: .zero) <= 20 - 8)
         #expect(log.lost(before: MediaTime(value: 19_001, timescale: MonotonicClock.timescale)) == 20)
+    }
+
+    /// A device that keeps no log: its count is read as it grows.
+    final class CountingMicrophone: CaptureSource, @unchecked Sendable {
+        // @unchecked: `lost` is guarded by `lock`.
+        let mediaType = MediaType.audio
+        let path = "counting"
+        let localizedName = "Counting microphone"
+        let modelID: String? = nil
+        let videoFormat: CaptureVideoFormat? = nil
+        let audioFormat: CaptureAudioFormat? = nil
+        private let lock = NSLock()
+        private var lost = 0
+        var droppedByDevice: Int { lock.withLock { lost } }
+        func lose(_ frames: Int) { lock.withLock { lost += frames } }
+        func open() throws(CaptureError) {}
+        func close() {}
+        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd { .stopped }
+    }
+
+    @Test func stretchesCountWhatWasLostInsideThem() {
+        let camera = LosingCamera(), microphone = CountingMicrophone(), queue = SampleLossLog()
+        let second = { (seconds: Int64) in MediaTime(value: seconds, timescale: 1) }
+        var losses = RecordedLosses(devices: [camera, microphone], queues: [queue])
+        camera.losses.record(1, at: second(1))
+        microphone.lose(100)
+        losses.open(at: second(2))
+        camera.losses.record(2, at: second(3))
+        queue.record(480, at: second(3))
+        microphone.lose(960)
+        #expect(losses.count == (2 + 960, 480))
+        losses.close(at: second(4))
+        // Paused: nothing lost now counts…
+        camera.losses.record(4, at: second(5))
+        queue.record(1, at: second(5))
+        microphone.lose(48)
+        #expect(losses.count == (962, 480))
+        // …but the resumed stretch begins before the pause's end (a pre-roll) and takes what it covers.
+        losses.open(at: second(5))
+        camera.losses.record(8, at: second(6))
+        #expect(losses.count == (962 + 4 + 8, 481))
+        losses.close(at: .positiveInfinity)
+        camera.losses.record(16, at: second(7))
+        #expect(losses.count == (974, 481))
     }
 
     /// A live camera (a small gray frame every 20 ms) that loses the next
@@ -46,8 +91,8 @@ import Testing
         let localizedName = "Losing camera"
         let modelID: String? = nil
         let audioFormat: CaptureAudioFormat? = nil
-        let losses = DeviceLossLog()
-        var lossLog: DeviceLossLog? { losses }
+        let losses = SampleLossLog()
+        var lossLog: SampleLossLog? { losses }
         var droppedByDevice: Int { losses.total }
         var videoFormat: CaptureVideoFormat? {
             CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
