@@ -293,7 +293,7 @@ public final class PlayerItemVideoOutput {
 /// of its own, polling a condition until it holds or the request is cancelled.
 final class MediaDataNotifier: @unchecked Sendable {
     // @unchecked: `generation` is guarded by `lock`; each job owns its own thread.
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var generation = 0
 
     func start(interval: MediaTime, handler: @escaping @Sendable () -> Void, ready: @escaping @Sendable () -> Bool) {

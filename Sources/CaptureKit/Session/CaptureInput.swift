@@ -7,7 +7,7 @@ public class CaptureInput: @unchecked Sendable {
     /// The encoders sinks share for this input's frames, one per setting.
     let compression = CompressionStages()
     private var isOpen = false
-    private let lock = WriterLock()
+    private let lock = Lock()
 
     public init(source: any CaptureSource) {
         self.source = source

@@ -26,7 +26,7 @@ public final class CaptureSession: @unchecked Sendable {
         case didStopRunning
     }
 
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var inputList: [CaptureInput] = []
     private var outputList: [CaptureOutput] = []
     private var running = false

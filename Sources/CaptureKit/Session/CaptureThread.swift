@@ -9,7 +9,7 @@ final class CaptureThread: @unchecked Sendable {
     // @unchecked: `thread` is written once in init; `joined` is guarded by `lock`.
     private var thread = pthread_t()
     private let started: Bool
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var joined = false
 
     private final class Box {

@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// A value behind a pthread mutex, for state a capture loop shares with
-/// other threads (counters, buffer bookkeeping).
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is reached only inside withLock, under `mutex`.
+/// A mutual-exclusion lock over a pthread mutex it owns, for classes that
+/// keep shared state in their own stored properties. The command line uses
+/// it too: it links only FoundationEssentials, which has no NSLock.
+package final class Lock: @unchecked Sendable {
+    // @unchecked: the mutex is the synchronization itself; it lives on the
+    // heap (a pthread mutex must not move) from init to deinit.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value
 
-    init(_ value: Value) {
-        self.value = value
+    package init() {
+        mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
     }
 
@@ -19,9 +20,31 @@ final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` holding the lock.
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A value behind a lock, for state a capture loop shares with other
+/// threads (counters, buffer bookkeeping).
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is reached only inside withLock, under `lock`.
+    private let lock = Lock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+        lock.lock()
+        defer { lock.unlock() }
         return try body(&value)
     }
 

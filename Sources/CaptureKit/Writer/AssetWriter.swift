@@ -106,7 +106,7 @@ public final class AssetWriter: @unchecked Sendable {
         var metadata: [MetadataItem] = []
     }
 
-    let lock = WriterLock()
+    let lock = Lock()
     var settings = Settings()
     var state = Status.unknown
     var failure: WriterError?

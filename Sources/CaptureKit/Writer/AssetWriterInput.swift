@@ -36,9 +36,9 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var title: String?
 
     weak var writer: AssetWriter?
-    let lock = WriterLock()
+    let lock = Lock()
     /// Guards `decoder`; taken before `lock`, never inside it.
-    let decodeLock = WriterLock()
+    let decodeLock = Lock()
     /// Decodes compressed frames appended to an input that encodes (see `setUpDecoding`).
     var decoder: CompressedFrameDecoder?
     var streamIndex = -1

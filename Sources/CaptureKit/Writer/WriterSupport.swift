@@ -2,24 +2,6 @@
 import Glibc
 #endif
 
-/// A mutual-exclusion lock over a pthread mutex it owns.
-final class WriterLock {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-
-    init() { pthread_mutex_init(mutex, nil) }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
-
 /// One item of metadata for the file: a key and its text, like an
 /// AVMetadataItem. The common keys have constructors; any other key is
 /// written where the container allows arbitrary keys (MP4 and QuickTime as

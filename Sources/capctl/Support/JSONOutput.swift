@@ -1,3 +1,4 @@
+import CaptureKit
 import FoundationEssentials
 
 /// Prints JSON on stdout: one document for `--json` results, or one object a

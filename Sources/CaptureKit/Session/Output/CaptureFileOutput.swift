@@ -74,7 +74,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: State (under `lock`)
 
-    private let lock = WriterLock()
+    private let lock = Lock()
     /// The session's opened inputs while it runs; nil while it does not.
     private var sessionInputs: [CaptureInput]?
     /// The recording asked for last, begun or waiting for the session to run.

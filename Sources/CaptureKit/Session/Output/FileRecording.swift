@@ -136,7 +136,7 @@ final class FileRecording: @unchecked Sendable {
     // MARK: State
 
     /// Guards the requests, the statistics and what other threads ask for.
-    let lock = WriterLock()
+    let lock = Lock()
     var strongDelegate: (any CaptureFileOutputRecordingDelegate)?
     var commands: [Command] = []
     var stats = RecordingStatistics()

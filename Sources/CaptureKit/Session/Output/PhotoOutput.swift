@@ -85,7 +85,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     }
 
     let capture = Locked(CaptureState())
-    let lock = WriterLock()
+    let lock = Lock()
     private var usedIDs = Set<Int64>()
     private var waitingForStart: [Request] = []
     private var queue: BoundedQueue<Message>?

@@ -33,7 +33,7 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     /// Stop after this much media time has been captured for the stream (invalid: no limit).
     public var maxStreamedDuration: MediaTime = .invalid
 
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var sessionInputs: [CaptureInput]?
     private var publisher: StreamPublisher?
     private var joined: (input: CaptureInput, stage: VideoCompressionStage)?

@@ -9,7 +9,7 @@ import Glibc
 /// reused, so lending allocates nothing beyond what demuxing did.
 final class PacketLender: @unchecked Sendable {
     // @unchecked: `free` is guarded by `lock`; lent packets are owned by one sample each.
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var free: [UnsafeMutablePointer<AVPacket>] = []
     private let lent: LentSamples
 
@@ -41,7 +41,7 @@ final class PacketLender: @unchecked Sendable {
 /// Lends the first plane of decoded frames to samples the same way.
 final class FrameLender: @unchecked Sendable {
     // @unchecked: `free` is guarded by `lock`; lent frames are owned by one sample each.
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var free: [UnsafeMutablePointer<AVFrame>] = []
     private let lent: LentSamples
 
@@ -75,7 +75,7 @@ final class FrameLender: @unchecked Sendable {
 /// call per sample.
 final class LentSamples: @unchecked Sendable {
     // @unchecked: `outstanding` and `waiting` are guarded by `lock`.
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var outstanding = 0
     private var waiting = false
     /// While the loop waits, how few samples may be out before it is woken.

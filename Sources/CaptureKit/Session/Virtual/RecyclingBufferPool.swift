@@ -11,7 +11,7 @@ final class RecyclingBufferPool: @unchecked Sendable {
     // @unchecked: `free`, `all` and `waiting` are guarded by `lock`; each lent buffer is owned by one storage.
     let bufferSize: Int
     let maximumCount: Int
-    private let lock = WriterLock()
+    private let lock = Lock()
     private var free: [UnsafeMutableRawBufferPointer] = []
     private var all: [UnsafeMutableRawBufferPointer] = []
     /// Readable after a buffer came back while the loop waited for one in poll().
