@@ -111,8 +111,9 @@ extension Capctl {
             JSON object a line: started, progress (every --progress-interval), paused, resumed, \
             motion-started, motion-ended, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
-            bytes, frames, dropped, audioSamples, lostCameras (several cameras) and, after an \
-            error, error. With several cameras, frames and the frame rate count every camera's \
+            bytes, frames, dropped (split in droppedFrames and droppedAudioSamples; only what was \
+            lost inside the recorded time counts, not while paused), audioSamples, lostCameras \
+            (several cameras) and, after an error, error. With several cameras, frames and the frame rate count every camera's \
             frames, and with %c audioSamples counts the audio in each camera's file. The summary is always \
             printed, also after an error.
 

@@ -59,27 +59,27 @@ import Testing
     @Test func stretchesCountWhatWasLostInsideThem() {
         let camera = LosingCamera(), microphone = CountingMicrophone(), queue = SampleLossLog()
         let second = { (seconds: Int64) in MediaTime(value: seconds, timescale: 1) }
-        var losses = RecordedLosses(devices: [camera, microphone], queues: [queue])
+        var losses = RecordedLosses(devices: [camera, microphone], queues: [(queue, .audio)])
         camera.losses.record(1, at: second(1))
         microphone.lose(100)
         losses.open(at: second(2))
         camera.losses.record(2, at: second(3))
         queue.record(480, at: second(3))
         microphone.lose(960)
-        #expect(losses.count == (2 + 960, 480))
+        #expect(losses.count == .init(device: 2 + 960, queue: 480, audio: 960 + 480))
         losses.close(at: second(4))
         // Paused: nothing lost now counts…
         camera.losses.record(4, at: second(5))
         queue.record(1, at: second(5))
         microphone.lose(48)
-        #expect(losses.count == (962, 480))
+        #expect(losses.count == .init(device: 962, queue: 480, audio: 1440))
         // …but the resumed stretch begins before the pause's end (a pre-roll) and takes what it covers.
         losses.open(at: second(5))
         camera.losses.record(8, at: second(6))
-        #expect(losses.count == (962 + 4 + 8, 481))
+        #expect(losses.count == .init(device: 962 + 4 + 8, queue: 481, audio: 1441))
         losses.close(at: .positiveInfinity)
         camera.losses.record(16, at: second(7))
-        #expect(losses.count == (974, 481))
+        #expect(losses.count == .init(device: 974, queue: 481, audio: 1441))
     }
 
     /// A live camera (a small gray frame every 20 ms) that loses the next
@@ -190,6 +190,7 @@ import Testing
 
         #expect(camera.droppedByDevice == 4 + 3 + 7 + 6)
         #expect(output.statistics.droppedByDevice == 3 + 6)
+        #expect(output.statistics.droppedVideoFrames == 9 && output.statistics.droppedAudioSamples == 0)
         let file = try #require(recorder.files.first)
         #expect(try FFprobe.frames(file.path).count == file.videoFrames)
     }

@@ -142,6 +142,63 @@ import Testing
         }
     }
 
+    /// Frames every 33 333 333 ns (30 fps, truncated to the nanosecond) from
+    /// `start`: the 30th and the 60th fall a few nanoseconds short of 1 s
+    /// and 2 s.
+    final class TruncatedClockCamera: CaptureSource, @unchecked Sendable {
+        let mediaType = MediaType.video
+        let path = "truncated"
+        let localizedName = "Truncated clock"
+        let modelID: String? = nil
+        let audioFormat: CaptureAudioFormat? = nil
+        let droppedByDevice = 0
+        let start: Int64
+        var videoFormat: CaptureVideoFormat? {
+            CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                               frameDuration: MediaTime(value: 1, timescale: 30), fourcc: "GREY")
+        }
+
+        init(start: Int64) { self.start = start }
+        func open() throws(CaptureError) {}
+        func close() {}
+
+        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+            for number in 0..<90 {
+                let time = start + Int64(number) * 33_333_333
+                if stop.wait(untilNanoseconds: time) { return .stopped }
+                let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * 5), count: 64 * 48)
+                deliver(.video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
+                                                 layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                                                 presentationTime: MediaTime(value: time, timescale: MonotonicClock.timescale),
+                                                 duration: nil, sequence: UInt64(number))))
+            }
+            _ = stop.wait(untilNanoseconds: Int64.max)
+            return .stopped
+        }
+    }
+
+    /// A frame a few nanoseconds short of a segment's end or of the
+    /// duration limit lands, in the file's 90 kHz clock, on the cut itself,
+    /// where it would never show: it begins the next segment instead, and
+    /// the limit leaves it out, so each file holds the frames it reports.
+    @Test func aFrameJustShortOfACutBelongsAfterIt() throws {
+        let scratch = try WriterScratchDirectory()
+        let camera = TruncatedClockCamera(start: MonotonicClock.nowNanoseconds())
+        let output = MovieFileOutput()
+        output.maxRecordedDuration = MediaTime(value: 2, timescale: 1)
+        output.segmentDuration = MediaTime(value: 1, timescale: 1)
+        let template = try FileNameTemplate(scratch.file("cut-%n.mp4"))
+        let recorder = try record([camera], to: output) { output.startRecording(toTemplate: template, recordingDelegate: $0) }
+
+        #expect(recorder.reason == .maxDuration)
+        let files = recorder.files.sorted { $0.index < $1.index }
+        #expect(files.map(\.videoFrames) == [30, 30])
+        for file in files {
+            #expect(try FFprobe.frames(file.path).count == file.videoFrames, "\(file.path)")
+            #expect(abs(file.duration.seconds - 1) < 1e-6, "\(file.path) lasts \(file.duration.seconds) s")
+        }
+    }
+
     /// Starts recording with `start`, runs a session of `sources` into
     /// `output` until the recording ends, and returns what its delegate heard.
     func record(_ sources: [any CaptureSource], to output: CaptureFileOutput, start: (Recorder) -> Void) throws -> Recorder {

@@ -18,6 +18,9 @@ device=$(event_field drop.out finished droppedByDevice)
 note "dropped $dropped (by the device: $device), frames $(event_field drop.out finished frames)"
 ((dropped > 0)) || { show_last; fail "vivid dropped half the buffers; capctl reports $dropped"; }
 ((device > 0)) || fail "the drops are not counted as the device's ($device)"
+# No audio was recorded: every sample dropped is a video frame.
+assert_eq "$(event_field drop.out finished droppedFrames)" "$dropped"
+assert_eq "$(event_field drop.out finished droppedAudioSamples)" 0
 assert_eq "$(event_field drop.out finished frames)" "$(frame_count drop.mp4)"
 
 note "the configuration lock while recording"

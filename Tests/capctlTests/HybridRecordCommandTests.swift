@@ -102,7 +102,7 @@ func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
         #expect(counts["video"] == frames)
         // 4 s at 30 fps: the frames in the file and those a busy machine made
         // the camera drop (counted) add up, and the drops are few.
-        let dropped = try #require(event["droppedByDevice"] as? Int)
+        let dropped = try #require(event["droppedFrames"] as? Int)
         #expect(abs(frames + dropped - 120) <= 1 && dropped <= 12, "\(frames) frames and \(dropped) dropped in 4 s at 30 fps")
         let info = try mediaInfo(path)
         let audioPlayed = Int((editDurations(info, "audio").reduce(0, +) * 48000).rounded())

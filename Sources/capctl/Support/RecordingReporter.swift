@@ -163,6 +163,7 @@ final class RecordingReporter: @unchecked Sendable {
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
                            droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
+                           droppedFrames: statistics.droppedVideoFrames, droppedAudioSamples: statistics.droppedAudioSamples,
                            audioSamples: statistics.audioSamples,
                            error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
                            exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams,
@@ -170,6 +171,9 @@ final class RecordingReporter: @unchecked Sendable {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
             text += "\(formatClock(statistics.duration.seconds)), \(formatBytes(statistics.bytes)), \(statistics.videoFrames) frames, "
             text += "\(statistics.audioSamples) audio samples, \(statistics.dropped) dropped"
+            if statistics.dropped > 0 {
+                text += " (\(statistics.droppedVideoFrames) frames, \(statistics.droppedAudioSamples) audio samples)"
+            }
             if !lostCameras.isEmpty { text += "; lost camera \(lostCameras.map(String.init).joined(separator: ", "))" }
             for (index, stream) in streams.enumerated() { text += "\n" + Self.streamSummary(stream, index: index + 1) }
             return text
@@ -316,6 +320,9 @@ final class RecordingReporter: @unchecked Sendable {
         var droppedByQueue: Int
         var droppedByWriter: Int
         var droppedBeforeKeyframe: Int
+        /// `dropped` by kind of media: video frames and audio sample frames.
+        var droppedFrames: Int
+        var droppedAudioSamples: Int
         var audioSamples: Int
         var error: String?
         var exitStatus: Int32

@@ -23,8 +23,8 @@ extension FileRecording {
         guard let queue else { return }
         if !queue.put((index, sample), wakingAt: threshold), !queue.isClosed {
             switch sample {
-            case .video(let video): queueLosses.record(1, at: video.presentationTime)
-            case .audio(let audio): queueLosses.record(audio.frameCount, at: audio.presentationTime)
+            case .video(let video): queueLosses.video.record(1, at: video.presentationTime)
+            case .audio(let audio): queueLosses.audio.record(audio.frameCount, at: audio.presentationTime)
             }
         }
     }

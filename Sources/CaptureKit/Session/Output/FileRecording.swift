@@ -99,7 +99,9 @@ final class FileRecording: @unchecked Sendable {
     var statistics: RecordingStatistics {
         var snapshot = lock.withLock { () -> RecordingStatistics in
             var snapshot = stats
-            (snapshot.droppedByDevice, snapshot.droppedByQueue) = recordedLosses.count
+            let lost = recordedLosses.count
+            (snapshot.droppedByDevice, snapshot.droppedByQueue) = (lost.device, lost.queue)
+            snapshot.droppedAudioSamples += lost.audio
             return snapshot
         }
         snapshot.droppedBeforeKeyframe += encoders?.framesBeforeKeyframe ?? 0
@@ -144,7 +146,7 @@ final class FileRecording: @unchecked Sendable {
     /// lost inside the stretches written (set in `begin(inputs:)`).
     var recordedLosses = RecordedLosses()
     /// Samples the writing queue had no room for, by capture time.
-    let queueLosses = SampleLossLog()
+    let queueLosses = (video: SampleLossLog(), audio: SampleLossLog())
     /// A recording that does not begin paused counts losses from its first
     /// sample on, before anything is written (a frame the encoder refuses is
     /// lost from the file): when that came, and whether begin(inputs:)
@@ -282,7 +284,8 @@ final class FileRecording: @unchecked Sendable {
         settleKeyframeRules(file)
         let encoderLosses = encoders?.lossLogs ?? []
         lock.withLock {
-            recordedLosses = RecordedLosses(devices: accepted.map(\.source), queues: [queueLosses] + encoderLosses)
+            recordedLosses = RecordedLosses(devices: accepted.map(\.source),
+                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) })
             opensLossesAtFirstSample = !armed
             if !armed, let time = firstSampleTime { recordedLosses.open(at: time) }
         }
@@ -442,7 +445,8 @@ final class FileRecording: @unchecked Sendable {
             file.lastSession = (time, nil)
             // A shared encoder makes a keyframe where the segment will end.
             if limits.segmentDuration.isNumeric {
-                encoders?.requestKeyframe(at: time + (limits.segmentDuration.nanoseconds - file.closedDuration))
+                encoders?.requestKeyframe(at: time + (limits.segmentDuration.nanoseconds - file.closedDuration)
+                                              - RecordingLimits.frameCutTolerance)
             }
             if !file.startedReported {
                 file.startedReported = true
@@ -462,6 +466,7 @@ final class FileRecording: @unchecked Sendable {
                 lock.withLock {
                     stats.droppedBeforeKeyframe += lost.beforeKeyframe
                     stats.droppedByWriter += lost.refused
+                    if sample.mediaType == .audio { stats.droppedAudioSamples += lost.refused }
                 }
             }
         } catch {

@@ -7,16 +7,28 @@
 /// nothing. For a device that keeps no log, what its count grew by while
 /// a stretch was open, as the writing thread saw it.
 struct RecordedLosses {
+    /// Losses by cause, and of them the audio sample frames (the rest are video frames).
+    struct Count: Equatable {
+        var device = 0
+        var queue = 0
+        var audio = 0
+
+        static func + (lhs: Count, rhs: Count) -> Count {
+            Count(device: lhs.device + rhs.device, queue: lhs.queue + rhs.queue, audio: lhs.audio + rhs.audio)
+        }
+    }
+
     private let devices: [any CaptureSource]
-    private let queues: [SampleLossLog]
+    private let queues: [(log: SampleLossLog, mediaType: MediaType)]
     private var openSince: MediaTime?
     private var deviceCountsAtOpen: [Int] = []
-    private var closed = (device: 0, queue: 0)
+    private var closed = Count()
 
-    /// Counts the losses of `devices` (the inputs a recording writes) and of `queues`.
-    init(devices: [any CaptureSource] = [], queues: [SampleLossLog] = []) {
+    /// Counts the losses of `devices` (the inputs a recording writes) and
+    /// of `queues`, each holding samples of one media type.
+    init(devices: [any CaptureSource] = [], queues: [(SampleLossLog, MediaType)] = []) {
         self.devices = devices
-        self.queues = queues
+        self.queues = queues.map { (log: $0.0, mediaType: $0.1) }
     }
 
     /// A stretch begins at source time `time`; one already open runs on.
@@ -29,25 +41,28 @@ struct RecordedLosses {
     /// The open stretch ends at source time `time`.
     mutating func close(at time: MediaTime) {
         guard let start = openSince else { return }
-        let lost = self.lost(from: start, before: time)
-        closed = (closed.device + lost.device, closed.queue + lost.queue)
+        closed = closed + lost(from: start, before: time)
         openSince = nil
     }
 
     /// The losses so far: in the stretches closed, and in the open one up to now.
-    var count: (device: Int, queue: Int) {
+    var count: Count {
         guard let start = openSince else { return closed }
-        let lost = self.lost(from: start, before: nil)
-        return (closed.device + lost.device, closed.queue + lost.queue)
+        return closed + lost(from: start, before: nil)
     }
 
-    private func lost(from start: MediaTime, before end: MediaTime?) -> (device: Int, queue: Int) {
-        let device = zip(devices, deviceCountsAtOpen).reduce(0) { sum, pair in
-            let (source, countAtOpen) = pair
-            if let log = source.lossLog { return sum + log.lost(from: start, before: end) }
-            return sum + max(0, source.droppedByDevice - countAtOpen)
+    private func lost(from start: MediaTime, before end: MediaTime?) -> Count {
+        var count = Count()
+        for (source, countAtOpen) in zip(devices, deviceCountsAtOpen) {
+            let lost = source.lossLog.map { $0.lost(from: start, before: end) } ?? max(0, source.droppedByDevice - countAtOpen)
+            count.device += lost
+            if source.mediaType == .audio { count.audio += lost }
         }
-        let queue = queues.reduce(0) { $0 + $1.lost(from: start, before: end) }
-        return (device, queue)
+        for queue in queues {
+            let lost = queue.log.lost(from: start, before: end)
+            count.queue += lost
+            if queue.mediaType == .audio { count.audio += lost }
+        }
+        return count
     }
 }

@@ -74,7 +74,13 @@ public struct RecordingStatistics: Sendable, Hashable {
     /// the moment it resumed at.
     public var lastPreRoll: MediaTime = .zero
 
+    /// Of those, the audio sample frames (lost by a microphone, a queue or
+    /// the writer); the rest are video frames.
+    public var droppedAudioSamples = 0
+
     public var dropped: Int { droppedByDevice + droppedByQueue + droppedByWriter + droppedBeforeKeyframe }
+    /// Video frames lost, for whatever cause.
+    public var droppedVideoFrames: Int { dropped - droppedAudioSamples }
 
     /// Nothing recorded yet.
     public init() {}

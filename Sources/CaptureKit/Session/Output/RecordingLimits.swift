@@ -15,6 +15,14 @@ struct RecordingLimits {
     let segmentSize: Int64
 
     /// What reaching a limit asks for.
+    /// How far before a timed cut (a duration limit, a segment's end) a
+    /// video frame may begin and still be taken as at the cut, which then
+    /// falls at the frame. A file's clock ticks at 90 kHz (MP4, MOV) or
+    /// 1 kHz (Matroska): a frame a nanosecond before the cut would be
+    /// written at the cut's own tick, where it never shows. Far shorter
+    /// than any frame interval.
+    static let frameCutTolerance = MediaTime(value: 1_000_000, timescale: MonotonicClock.timescale)
+
     enum Decision: Equatable {
         case none
         case stop(at: MediaTime, reason: RecordingStopReason)
@@ -54,10 +62,16 @@ struct RecordingLimits {
         guard let start = file.sessionStart, file.cutTime == nil else { return .none }
         let keyframe: Bool
         let reach: MediaTime
+        // Where a timed cut reached at this sample falls: at the limit, or
+        // at a frame that begins just short of it.
+        var cut = { (limit: MediaTime) in limit }
         switch sample {
         case .video(let video):
             keyframe = video.isKeyframe
-            reach = time
+            // A frame just short of a timed cut is taken as at it, and the
+            // cut falls before it (see `frameCutTolerance`).
+            reach = time + Self.frameCutTolerance
+            cut = { min($0, time) }
         case .audio(let audio):
             keyframe = false
             // The audio buffer that reaches a timed limit is trimmed there.
@@ -68,13 +82,13 @@ struct RecordingLimits {
         // Duration: the cut falls exactly at the limit, between frames.
         if maxDuration.isNumeric {
             let limitTime = start + (maxDuration.nanoseconds - closedDuration - file.closedDuration)
-            if reach >= limitTime { return .stop(at: limitTime, reason: .maxDuration) }
+            if reach >= limitTime { return .stop(at: cut(limitTime), reason: .maxDuration) }
         }
         if segmentDuration.isNumeric {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
             if reach >= segmentEnd {
                 // Copied H.264/HEVC: the next segment starts at a keyframe.
-                if !timedCutsAtKeyframes { return .switchFile(at: segmentEnd) }
+                if !timedCutsAtKeyframes { return .switchFile(at: cut(segmentEnd)) }
                 if keyframe { return .switchFile(at: time) }
                 segmentWaits = true
             }
