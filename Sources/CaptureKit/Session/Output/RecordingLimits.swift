@@ -14,7 +14,6 @@ struct RecordingLimits {
     let segmentDuration: MediaTime
     let segmentSize: Int64
 
-    /// What reaching a limit asks for.
     /// How far before a timed cut (a duration limit, a segment's end) a
     /// video frame may begin and still be taken as at the cut, which then
     /// falls at the frame. A file's clock ticks at 90 kHz (MP4, MOV) or
@@ -23,6 +22,7 @@ struct RecordingLimits {
     /// than any frame interval.
     static let frameCutTolerance = MediaTime(value: 1_000_000, timescale: MonotonicClock.timescale)
 
+    /// What reaching a limit asks for.
     enum Decision: Equatable {
         case none
         case stop(at: MediaTime, reason: RecordingStopReason)
@@ -79,7 +79,8 @@ struct RecordingLimits {
         }
         // A segment that must wait for a keyframe (copied or shared video).
         var segmentWaits = false
-        // Duration: the cut falls exactly at the limit, between frames.
+        // Duration: the cut falls exactly at the limit, between frames (or
+        // at a frame that begins just short of it).
         if maxDuration.isNumeric {
             let limitTime = start + (maxDuration.nanoseconds - closedDuration - file.closedDuration)
             if reach >= limitTime { return .stop(at: cut(limitTime), reason: .maxDuration) }
