@@ -260,6 +260,7 @@ final class FileRecording: @unchecked Sendable {
         samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
         let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
         hasVideo = accepted.contains { $0.mediaType == .video }
+        severalCameras = accepted.filter { $0.mediaType == .video }.count > 1
         guard !accepted.isEmpty else {
             throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
         }
@@ -313,6 +314,8 @@ final class FileRecording: @unchecked Sendable {
     /// Whether a video input is recorded, settled in `begin(inputs:)`
     /// (asked for every sample, so not worked out again each time).
     var hasVideo = false
+    /// Several cameras record into the files (each camera's frames come in capture order).
+    var severalCameras = false
     /// Whether the video has inter frames (H.264/HEVC from a camera or a
     /// file), so that a recording starts at its first keyframe; settled in
     /// `begin(inputs:)`.
@@ -341,6 +344,8 @@ final class FileRecording: @unchecked Sendable {
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
     var videoReach: MediaTime?
+    /// The capture time of the newest lead sample handled (writing thread only).
+    var latestLeadTime: MediaTime?
 
     func process(_ sample: SampleBuffer, from index: Int) {
         let input = inputs[index]
@@ -349,7 +354,16 @@ final class FileRecording: @unchecked Sendable {
         let keyframe = isKeyframe(sample)
         if latestSourceTime.map({ time > $0 }) ?? true { latestSourceTime = time }
 
-        if isLead {
+        // With several cameras, requests take effect at the newest frame so
+        // far. One camera's frame can come after another's later frames
+        // were handled: a stop or pause there would leave those frames
+        // written past the cut (in the file, never shown), and a resume
+        // there would have left them out as paused. (One camera's frames
+        // come in capture order, or, from an encoder with B-frames, in
+        // decoding order, where requests keep taking effect at the next.)
+        let isNewestLead = isLead && (!severalCameras || latestLeadTime.map { time > $0 } ?? true)
+        if isNewestLead {
+            latestLeadTime = time
             for command in takeCommands(atKeyframe: keyframe) { apply(command, at: time) }
             if ended { return }
         }

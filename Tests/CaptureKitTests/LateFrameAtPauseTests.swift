@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import CaptureKit
+
+/// Several cameras and a pause, one camera handing its frames over 100 ms
+/// late: requests take effect at the newest frame, the late camera's frames
+/// stamped before the pause are still written up to it, the on-time
+/// camera's frames after the resume are not left out, and the file holds
+/// the frames reported.
+@Suite struct LateFrameAtPauseTests {
+    /// 25 frames a second stamped on the clock, each handed over `delay`
+    /// after its stamp.
+    final class LateCamera: CaptureSource, @unchecked Sendable {
+        let mediaType = MediaType.video
+        let path = "late"
+        let localizedName = "Late camera"
+        let modelID: String? = nil
+        let audioFormat: CaptureAudioFormat? = nil
+        let droppedByDevice = 0
+        let delay: Int64 = 100_000_000
+        var videoFormat: CaptureVideoFormat? {
+            CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                               frameDuration: MediaTime(value: 1, timescale: 25), fourcc: "GREY")
+        }
+
+        func open() throws(CaptureError) {}
+        func close() {}
+
+        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+            let start = MonotonicClock.nowNanoseconds()
+            var number = 0
+            while true {
+                let stamp = start + Int64(number) * 40_000_000
+                if stop.wait(untilNanoseconds: stamp + delay) { return .stopped }
+                let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * 9), count: 64 * 48)
+                deliver(.video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
+                                                 layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                                                 presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale),
+                                                 duration: nil, sequence: UInt64(number))))
+                number += 1
+            }
+        }
+    }
+
+    func wait(_ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(5_000)
+        }
+        return true
+    }
+
+    /// Media times (seconds) of a track's packets, as stored: before its edit list.
+    func packetTimes(_ path: String, stream: String) throws -> [Double] {
+        let object = try FFprobe.json(["-ignore_editlist", "1", "-select_streams", stream, "-show_entries", "packet=pts_time", path])
+        return (object["packets"] as? [[String: Any]] ?? []).compactMap { ($0["pts_time"] as? String).flatMap(Double.init) }
+    }
+
+    @Test func aLateCamerasFramesBeforeThePauseAreWritten() throws {
+        let scratch = try WriterScratchDirectory()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: SessionLifecycleTests.TickingCamera()))
+        session.addInput(CaptureInput(source: LateCamera()))
+        let output = MovieFileOutput()
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+
+        let recorder = SessionLifecycleTests.Recorder()
+        let path = scratch.file("late.mp4")
+        output.startRecording(to: path, recordingDelegate: recorder)
+        #expect(wait { output.statistics.videoFrames >= 60 })
+        output.pauseRecording()
+        #expect(wait { output.statistics.isPaused })
+        usleep(500_000)
+        output.resumeRecording()
+        #expect(wait { !output.statistics.isPaused })
+        let frames = output.statistics.videoFrames
+        #expect(wait { output.statistics.videoFrames >= frames + 30 })
+        output.stopRecording()
+        #expect(recorder.waitForEnd())
+        #expect(recorder.error == nil)
+
+        let file = try #require(recorder.files.first)
+        let onTime = try FFprobe.frames(path, stream: "v:0").count
+        let late = try FFprobe.frames(path, stream: "v:1").count
+        #expect(onTime + late == file.videoFrames, "\(onTime) + \(late) frames in the file, \(file.videoFrames) reported")
+
+        // Where each track's first stretch ends on the file's timeline (after
+        // any empty edit at its start). The pause is the earlier of the two:
+        // a camera whose first frame after the resume came later holds its
+        // picture before it that much longer, less than one of its frame
+        // intervals (a resume at the late camera's frame had the on-time
+        // camera's frames after it left out as paused).
+        let structure = try #require(try MovieStructure.read(path: path))
+        try #require(structure.tracks.count == 2)
+        let stretchEnds = try structure.tracks.map { track in
+            let firstMedia = try #require(track.edits.firstIndex { $0.mediaTime != nil })
+            return track.edits[...firstMedia].reduce(0) { $0 + $1.duration.seconds }
+        }
+        let pause = try #require(stretchEnds.min())
+        #expect(stretchEnds[0] - pause <= 0.020 + 1e-3 && stretchEnds[1] - pause <= 0.040 + 1e-3, "first stretches end at \(stretchEnds) s")
+        // The late camera's frames on the file's timeline (its media from its first edit's start).
+        let lateEdits = structure.tracks[1].edits
+        let lateStart = lateEdits.prefix { $0.mediaTime == nil }.reduce(0) { $0 + $1.duration.seconds }
+        let lateOrigin = try #require(lateEdits.first { $0.mediaTime != nil }?.mediaTime).seconds
+        // Its last frame before the pause came within one of its frame intervals of it.
+        let before = try packetTimes(path, stream: "v:1").map { lateStart + $0 - lateOrigin }.filter { $0 < pause - 1e-6 }
+        let last = try #require(before.max())
+        #expect(pause - last <= 0.040 + 1e-3, "the late camera's last frame before the pause at \(pause) s is at \(last) s")
+    }
+}
