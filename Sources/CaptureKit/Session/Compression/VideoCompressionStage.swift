@@ -70,7 +70,8 @@ final class VideoCompressionStage: @unchecked Sendable {
     static let maximumBacklog = 32
 
     /// Frames dropped before they were encoded (queue full, or refused by
-    /// the encoder), since the stage began: a sink counts those after it joined.
+    /// the encoder), since the stage began; `losses` says when, so that a
+    /// recording counts those inside what it recorded.
     var droppedFrames: Int { queue.refusedCount + state.withLock { $0.refused } }
     /// When those frames were captured.
     let losses = SampleLossLog()

@@ -158,6 +158,8 @@ extension FileRecording {
     func endRecording(reason: RecordingStopReason, error: RecordingError?) {
         guard !ended else { return }
         ended = true
+        // Losses no longer count: a first sample that comes now opens no stretch.
+        lock.withLock { opensLossesAtFirstSample = false }
         queue?.close()
         encoders?.leaveAll()
         preRoll?.leaveAll()

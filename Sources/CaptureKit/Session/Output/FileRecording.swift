@@ -12,9 +12,10 @@ import Glibc
 /// Samples reach it on the capture threads and are queued (a full queue
 /// drops and counts); its writing thread encodes and writes them, so
 /// capture never waits on an encoder. Requests (stop, pause, resume,
-/// switch) take effect at the next video frame (the next audio buffer when
-/// there is no video), so a cut always falls between frames and audio is
-/// split at exactly that time.
+/// switch) take effect at the next video frame (with several cameras, the
+/// next that is the newest so far; the next audio buffer when there is no
+/// video), so a cut always falls between frames and audio is split at
+/// exactly that time.
 ///
 /// Threads: requests, statistics and delegate come and go under `lock`;
 /// everything marked "writing thread only" is touched by that thread alone
@@ -314,7 +315,7 @@ final class FileRecording: @unchecked Sendable {
     /// Whether a video input is recorded, settled in `begin(inputs:)`
     /// (asked for every sample, so not worked out again each time).
     var hasVideo = false
-    /// Several cameras record into the files (each camera's frames come in capture order).
+    /// Several cameras record into the files (raw or JPEG frames, each camera's in capture order).
     var severalCameras = false
     /// Whether the video has inter frames (H.264/HEVC from a camera or a
     /// file), so that a recording starts at its first keyframe; settled in
@@ -344,8 +345,10 @@ final class FileRecording: @unchecked Sendable {
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
     var videoReach: MediaTime?
-    /// The capture time of the newest lead sample handled (writing thread only).
+    /// The capture time of the newest lead sample handled, and how many lead
+    /// samples have come since it (writing thread only).
     var latestLeadTime: MediaTime?
+    var leadSamplesSinceNewest = 0
 
     func process(_ sample: SampleBuffer, from index: Int) {
         let input = inputs[index]
@@ -361,9 +364,13 @@ final class FileRecording: @unchecked Sendable {
         // there would have left them out as paused. (One camera's frames
         // come in capture order, or, from an encoder with B-frames, in
         // decoding order, where requests keep taking effect at the next.)
-        let isNewestLead = isLead && (!severalCameras || latestLeadTime.map { time > $0 } ?? true)
-        if isNewestLead {
-            latestLeadTime = time
+        // A camera stamping far ahead of the others (a file played faster
+        // than real time) must not hold requests up for good: after a few
+        // frames that are not the newest, the next takes them.
+        let isNewest = latestLeadTime.map { time > $0 } ?? true
+        if isLead { leadSamplesSinceNewest = isNewest ? 0 : leadSamplesSinceNewest + 1 }
+        if isLead, !severalCameras || isNewest || leadSamplesSinceNewest > 8 {
+            if isNewest { latestLeadTime = time }
             for command in takeCommands(atKeyframe: keyframe) { apply(command, at: time) }
             if ended { return }
         }

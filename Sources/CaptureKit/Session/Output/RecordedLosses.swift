@@ -5,7 +5,7 @@
 /// by the queues before the writer (its own, the shared encoders'). A
 /// pause, and the session's time before the recording began, count
 /// nothing. For a device that keeps no log, what its count grew by while
-/// a stretch was open, as the writing thread saw it.
+/// a stretch was open, read when it opened and when it closed.
 struct RecordedLosses {
     /// Losses by cause, and of them the audio sample frames (the rest are video frames).
     struct Count: Equatable {
