@@ -32,24 +32,12 @@ import Testing
             while true {
                 let stamp = start + Int64(number) * 40_000_000
                 if stop.wait(untilNanoseconds: stamp + delay) { return .stopped }
-                let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * 9), count: 64 * 48)
-                deliver(.video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
-                                                 layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
-                                                 presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale),
-                                                 duration: nil, sequence: UInt64(number))))
+                deliver(SessionLifecycleTests.grayFrame(number, shade: 9, at: stamp))
                 number += 1
             }
         }
     }
 
-    func wait(_ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(5_000)
-        }
-        return true
-    }
 
     /// Media times (seconds) of a track's packets, as stored: before its edit list.
     func packetTimes(_ path: String, stream: String) throws -> [Double] {
@@ -70,14 +58,14 @@ import Testing
         let recorder = SessionLifecycleTests.Recorder()
         let path = scratch.file("late.mp4")
         output.startRecording(to: path, recordingDelegate: recorder)
-        #expect(wait { output.statistics.videoFrames >= 60 })
+        #expect(eventually { output.statistics.videoFrames >= 60 })
         output.pauseRecording()
-        #expect(wait { output.statistics.isPaused })
+        #expect(eventually { output.statistics.isPaused })
         usleep(500_000)
         output.resumeRecording()
-        #expect(wait { !output.statistics.isPaused })
+        #expect(eventually { !output.statistics.isPaused })
         let frames = output.statistics.videoFrames
-        #expect(wait { output.statistics.videoFrames >= frames + 30 })
+        #expect(eventually { output.statistics.videoFrames >= frames + 30 })
         output.stopRecording()
         #expect(recorder.waitForEnd())
         #expect(recorder.error == nil)

@@ -124,11 +124,7 @@ import Testing
                 if loses {
                     losses.record(1, atNanoseconds: next)
                 } else {
-                    let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * 7), count: 64 * 48)
-                    deliver(.video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
-                                                     layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
-                                                     presentationTime: MediaTime(value: next, timescale: MonotonicClock.timescale),
-                                                     duration: nil, sequence: UInt64(number))))
+                    deliver(SessionLifecycleTests.grayFrame(number, shade: 7, at: next))
                 }
                 number += 1
                 next += 20_000_000
@@ -136,14 +132,6 @@ import Testing
         }
     }
 
-    func wait(_ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(5_000)
-        }
-        return true
-    }
 
     @Test func onlyTheLossesInsideWhatWasRecordedCount() throws {
         let scratch = try WriterScratchDirectory()
@@ -162,28 +150,28 @@ import Testing
         camera.lose(4)
         let recorder = SessionLifecycleTests.Recorder()
         output.startRecording(to: scratch.file("losses.mp4"), recordingDelegate: recorder)
-        #expect(wait { output.statistics.videoFrames >= 10 })
+        #expect(eventually { output.statistics.videoFrames >= 10 })
         camera.lose(3)
-        #expect(wait { output.statistics.videoFrames >= 20 })
+        #expect(eventually { output.statistics.videoFrames >= 20 })
         #expect(output.statistics.droppedByDevice == 3)
 
         // Lost while paused, longer ago than the pre-roll reaches back at the resume: not in the file.
         output.pauseRecording()
-        #expect(wait { output.statistics.isPaused })
+        #expect(eventually { output.statistics.isPaused })
         camera.lose(7)
         usleep(1_200_000)
         output.resumeRecording()
-        #expect(wait { !output.statistics.isPaused })
+        #expect(eventually { !output.statistics.isPaused })
         #expect(output.statistics.droppedByDevice == 3)
 
         // Lost while paused, inside the pre-roll the resume writes: in the file.
         output.pauseRecording()
-        #expect(wait { output.statistics.isPaused && output.statistics.preRollDuration.seconds >= 0.3 })
+        #expect(eventually { output.statistics.isPaused && output.statistics.preRollDuration.seconds >= 0.3 })
         camera.lose(6)
         output.resumeRecording()
-        #expect(wait { !output.statistics.isPaused })
+        #expect(eventually { !output.statistics.isPaused })
         let frames = output.statistics.videoFrames
-        #expect(wait { output.statistics.videoFrames >= frames + 10 })
+        #expect(eventually { output.statistics.videoFrames >= frames + 10 })
         output.stopRecording()
         #expect(recorder.waitForEnd())
         #expect(recorder.error == nil)

@@ -34,15 +34,6 @@ import Testing
         }
     }
 
-    /// Waits (up to 10 s) until `condition` holds.
-    func wait(_ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(10_000)
-        }
-        return true
-    }
 
     /// A session of one ticking camera (50 fps) and a movie output, not running yet.
     func session() -> (CaptureSession, MovieFileOutput) {
@@ -78,7 +69,7 @@ import Testing
         output.resumeRecording()
         #expect(lifecycle.waitForFrames(output, 10))
         output.stopRecording()
-        #expect(wait { events.end != nil })
+        #expect(eventually { events.end != nil })
         let file = try #require(events.files.first)
         #expect(events.files.count == 1 && file.path == path && file.isComplete)
         #expect(try lifecycle.decodedFrames(path) == file.videoFrames)
@@ -95,7 +86,7 @@ import Testing
         defer { session.stopRunning() }
         usleep(200_000)
         output.stopRecording()
-        #expect(wait { events.end != nil })
+        #expect(eventually { events.end != nil })
         #expect(events.end?.reason == .stopped && events.end?.error == nil)
         #expect(events.files.isEmpty && contents(scratch).isEmpty, "\(contents(scratch))")
     }
@@ -109,7 +100,7 @@ import Testing
         output.startRecording(toTemplate: try FileNameTemplate(template), recordingDelegate: events)
         #expect(lifecycle.waitForFrames(output, 10))
         output.pauseRecording()
-        #expect(wait { events.files.count == 1 }, "the event's file stayed open after the event")
+        #expect(eventually { events.files.count == 1 }, "the event's file stayed open after the event")
         return events
     }
 
@@ -126,7 +117,7 @@ import Testing
         output.resumeRecording()
         #expect(lifecycle.waitForFrames(output, first.videoFrames + 10))
         output.stopRecording()
-        #expect(wait { events.end != nil })
+        #expect(eventually { events.end != nil })
         #expect(events.files.map(\.path) == [scratch.file("event-1.mp4"), scratch.file("event-2.mp4")])
         for file in events.files {
             #expect(file.isComplete)
@@ -147,11 +138,11 @@ import Testing
         #expect(events.pauses == 1)
         output.resumeRecording()
         output.pauseRecording()
-        #expect(wait { events.resumes == 1 && events.pauses == 2 }, "the pause was taken before the resume that waited for its keyframe")
+        #expect(eventually { events.resumes == 1 && events.pauses == 2 }, "the pause was taken before the resume that waited for its keyframe")
         #expect(output.isRecordingPaused)
         #expect(events.files.count == 1)
         output.stopRecording()
-        #expect(wait { events.end != nil })
+        #expect(eventually { events.end != nil })
         #expect(events.end?.reason == .stopped && events.end?.error == nil, "\(String(describing: events.end))")
         #expect(contents(scratch) == ["blip-1.mp4"], "\(contents(scratch))")
     }
@@ -173,12 +164,12 @@ import Testing
         // The ring's keyframes are 1 s apart from its first (K): resumed
         // about 1.7 s after K, it writes from K, and the segment falls due
         // at K + 1.2 s, after the keyframe at K + 1 s and before the resume.
-        #expect(wait { output.statistics.preRollDuration.seconds >= 1.7 })
+        #expect(eventually { output.statistics.preRollDuration.seconds >= 1.7 })
         output.resumeRecording()
-        #expect(wait { events.files.count >= 1 })
+        #expect(eventually { events.files.count >= 1 })
         #expect(lifecycle.waitForFrames(output, output.statistics.videoFrames + 10))
         output.stopRecording()
-        #expect(wait { events.end != nil })
+        #expect(eventually { events.end != nil })
         #expect(events.end?.error == nil)
         #expect(events.files.count == 2)
         for file in events.files {

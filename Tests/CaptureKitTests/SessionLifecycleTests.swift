@@ -37,15 +37,20 @@ import Testing
             while true {
                 if stop.wait(untilNanoseconds: next) { return .stopped }
                 if isGone { return .deviceLost(path) }
-                let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * 7), count: 64 * 48)
-                deliver(.video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
-                                                 layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
-                                                 presentationTime: MediaTime(value: next, timescale: MonotonicClock.timescale),
-                                                 duration: nil, sequence: UInt64(number))))
+                deliver(SessionLifecycleTests.grayFrame(number, shade: 7, at: next))
                 number += 1
                 next += 20_000_000
             }
         }
+    }
+
+    /// A 64x48 gray frame, its shade `number * shade`, stamped at `nanoseconds` on the capture clock.
+    static func grayFrame(_ number: Int, shade: Int, at nanoseconds: Int64) -> SampleBuffer {
+        let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: number * shade), count: 64 * 48)
+        return .video(VideoSampleBuffer(storage: bytes.withUnsafeBytes { SampleStorage(copying: $0) },
+                                        layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                                        presentationTime: MediaTime(value: nanoseconds, timescale: MonotonicClock.timescale),
+                                        duration: nil, sequence: UInt64(number)))
     }
 
     final class Recorder: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
