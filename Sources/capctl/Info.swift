@@ -119,7 +119,8 @@ struct MediaInfoJSON: Encodable {
         let startTime: Double?
         let duration: Double?
         let bitRate: Int64?
-        let enabled: Bool
+        let enabled: Bool?
+        let isDefault: Bool?
         let alternateGroup: Int?
         let language: String?
         let title: String?
@@ -145,6 +146,7 @@ struct MediaInfoJSON: Encodable {
             try container.encode(duration, forKey: .duration)
             try container.encode(bitRate, forKey: .bitRate)
             try container.encode(enabled, forKey: .enabled)
+            try container.encode(isDefault, forKey: .isDefault)
             try container.encode(alternateGroup, forKey: .alternateGroup)
             try container.encode(language, forKey: .language)
             try container.encode(title, forKey: .title)
@@ -154,6 +156,7 @@ struct MediaInfoJSON: Encodable {
         enum CodingKeys: String, CodingKey {
             case index, type, codec, profile, width, height, pixelFormat, frameRate, sampleRate, channels, channelLayout
             case frames, keyframes, samples, startTime, duration, bitRate, enabled, alternateGroup, language, title, edits
+            case isDefault = "default"
         }
     }
 
@@ -197,7 +200,7 @@ struct MediaInfoJSON: Encodable {
                   height: track.height, pixelFormat: track.pixelFormat, frameRate: track.frameRate.map { ($0 * 1000).rounded() / 1000 },
                   sampleRate: track.sampleRate, channels: track.channels, channelLayout: track.channelLayout, frames: track.frameCount,
                   keyframes: track.keyframeCount, samples: track.sampleCount, startTime: seconds(track.startTime),
-                  duration: seconds(track.duration), bitRate: track.bitRate, enabled: track.isEnabled,
+                  duration: seconds(track.duration), bitRate: track.bitRate, enabled: track.isEnabled, isDefault: track.isDefault,
                   alternateGroup: track.alternateGroup, language: track.language, title: track.title,
                   edits: track.edits?.map { Edit(duration: seconds($0.duration) ?? 0, mediaTime: seconds($0.mediaTime)) })
         }
@@ -265,11 +268,13 @@ enum MediaInfoText {
             if let duration = track.duration { parts.append(seconds(duration)) }
             if let start = track.startTime, start != .zero { parts.append("from \(seconds(start))") }
             if let rate = track.bitRate { parts.append(bitRate(rate)) }
-            var flags = [track.isEnabled ? "enabled" : "disabled"]
+            var flags = [String]()
+            if let enabled = track.isEnabled { flags.append(enabled ? "enabled" : "disabled") }
+            if let isDefault = track.isDefault { flags.append(isDefault ? "default" : "not default") }
             if let group = track.alternateGroup, group != 0 { flags.append("alternate group \(group)") }
             if let language = track.language { flags.append(language) }
             if let title = track.title { flags.append("\"\(title)\"") }
-            lines.append("  track \(track.index): " + parts.joined(separator: ", ") + "; " + flags.joined(separator: ", "))
+            lines.append("  track \(track.index): " + parts.joined(separator: ", ") + (flags.isEmpty ? "" : "; " + flags.joined(separator: ", ")))
             if let edits = track.edits, !edits.isEmpty {
                 var movieTime = MediaTime.zero
                 let described = edits.map { edit -> String in

@@ -124,3 +124,26 @@ enum Tone {
 }
 
 func seconds(_ value: Int64, _ scale: Int32) -> MediaTime { MediaTime(value: value, timescale: scale) }
+
+/// Whether every track's media, read without its edit list, runs on
+/// without a gap and without a step back: decode times increase, and no step
+/// between two samples is longer than twice the track's usual (median)
+/// step. A pause left in the media as a gap, for readers to skip through
+/// an edit list, fails it.
+func mediaRunsOn(_ path: String) throws -> Bool {
+    let object = try FFprobe.json(["-ignore_editlist", "1", "-show_entries", "packet=stream_index,dts", path])
+    let packets = object["packets"] as? [[String: Any]] ?? []
+    var decodeTimes = [Int: [Int64]]()
+    for packet in packets {
+        guard let stream = packet["stream_index"] as? Int, let dts = packet["dts"] as? Int else { return false }
+        decodeTimes[stream, default: []].append(Int64(dts))
+    }
+    guard !decodeTimes.isEmpty else { return false }
+    for times in decodeTimes.values where times.count > 2 {
+        let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+        guard steps.allSatisfy({ $0 > 0 }) else { return false }
+        let usual = steps.sorted()[steps.count / 2]
+        guard steps.allSatisfy({ $0 <= 2 * usual }) else { return false }
+    }
+    return true
+}

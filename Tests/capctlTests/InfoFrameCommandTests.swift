@@ -101,7 +101,8 @@ import Testing
         #expect(video["pixelFormat"] as? String == "yuv420p")
         #expect(video["enabled"] as? Bool == true)
         let edits = try #require(video["edits"] as? [[String: Any]])
-        #expect(edits.map { $0["duration"] as? Double } == [1.0, 1.0])
+        // The second session's media follows the first's: one edit.
+        #expect(edits.map { $0["duration"] as? Double } == [2.0])
         #expect(audio["codec"] as? String == "aac")
         #expect(audio["sampleRate"] as? Int == 48000)
         #expect(audio["channels"] as? Int == 2)
@@ -114,7 +115,8 @@ import Testing
         #expect(text.status == 0)
         #expect(text.stdout.contains("track 0: video h264"))
         #expect(text.stdout.contains("60 frames"))
-        #expect(text.stdout.contains("edits: 0–1 s plays media from"))
+        #expect(text.stdout.contains("edits: 0–2 s plays media from"))
+        #expect(text.stdout.contains("; enabled"))
     }
 
     @Test func frameAtExactAndInBetweenTimes() throws {

@@ -30,8 +30,12 @@ public struct MediaInfo: Sendable {
         public var duration: MediaTime?
         /// Bits per second over the track's duration.
         public var bitRate: Int64?
-        /// Whether the track plays by default (MP4 enabled flag, Matroska default flag).
-        public var isEnabled: Bool
+        /// The MP4/QuickTime enabled flag (whether the track plays); nil
+        /// where the container has no such flag.
+        public var isEnabled: Bool?
+        /// The Matroska/WebM default flag (whether a player picks the track
+        /// when it has to choose); nil where the container has no such flag.
+        public var isDefault: Bool?
         /// The MP4/QuickTime alternate group, 0 for none; nil where the container has none.
         public var alternateGroup: Int?
         public var language: String?
@@ -89,6 +93,7 @@ public struct MediaInfo: Sendable {
         let info = (try? Posix.stat(path)) ?? Glibc.stat()
         let structure = try? MovieStructure.read(path: path)
         let streams = file.streams
+        let isMatroska = String(cString: context.pointee.iformat.pointee.name).hasPrefix("matroska")
 
         // Count packets per stream and decode audio to count its samples.
         var counts = [(frames: Int, keyframes: Int, bytes: Int64, first: Int64?, end: Int64?)](repeating: (0, 0, 0, nil, nil), count: streams.count)
@@ -153,8 +158,11 @@ public struct MediaInfo: Sendable {
             let type = av_get_media_type_string(parameters.codec_type).map { String(cString: $0) } ?? "unknown"
             let isVideo = parameters.codec_type == AVMEDIA_TYPE_VIDEO
             let isAudio = parameters.codec_type == AVMEDIA_TYPE_AUDIO
-            var track = Track(index: index, mediaType: type, codec: String(cString: avcodec_get_name(parameters.codec_id)),
-                              isEnabled: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0)
+            var track = Track(index: index, mediaType: type, codec: String(cString: avcodec_get_name(parameters.codec_id)))
+            // Only Matroska says which track is the default one (MPEG-TS, WAV
+            // and the others have no flag; libavformat's disposition there
+            // is its own guess).
+            if isMatroska { track.isDefault = stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0 }
             track.profile = avcodec_profile_name(parameters.codec_id, parameters.profile).map { String(cString: $0) }
             if isVideo {
                 track.width = Int(parameters.width)
@@ -170,7 +178,8 @@ public struct MediaInfo: Sendable {
                 track.channels = Int(parameters.ch_layout.nb_channels)
                 var description = [CChar](repeating: 0, count: 64)
                 var layout = parameters.ch_layout
-                if av_channel_layout_describe(&layout, &description, description.count) >= 0 {
+                // A layout with no order ("1 channels") says no more than the count.
+                if layout.order != AV_CHANNEL_ORDER_UNSPEC, av_channel_layout_describe(&layout, &description, description.count) >= 0 {
                     track.channelLayout = String(decoding: description.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 }
                 track.frameCount = counts[index].frames

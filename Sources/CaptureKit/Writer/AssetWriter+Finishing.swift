@@ -35,21 +35,25 @@ extension AssetWriter {
         return patches
     }
 
-    /// Writes the edit lists that lay the sessions end to end, the movie
-    /// time scale and track flags, and moves the index to the front if asked.
+    /// Writes the edit lists (one edit a track, which says where its media
+    /// starts: encoder priming, reordering delay), the movie time scale and
+    /// track flags, and moves the index to the front if asked.
     func finalizeMovie() throws(WriterError) {
         let patcher = MoviePatcher(file: file)
         let boxes = try patcher.topLevelBoxes()
         let (_, movie) = try patcher.readMovie(boxes)
         let movieScale = try chooseMovieTimescale(movie)
-        let plan = editPlan(movie: movie, movieScale: movieScale, sessions: timeline.sessions, origin: timeline.origin)
+        let plan = editPlan(movie: movie, movieScale: movieScale, sessions: fileSessions(), origin: timeline.origin.map { _ in .zero })
         try patcher.finish(timescale: movieScale, totalDuration: plan?.duration,
                            tracks: trackPatches(movie: movie, edits: plan?.edits), faststart: settings.faststart)
     }
 
-    /// The edit lists that lay the tracks written into `sessions` (source
+    /// The edit lists that lay the tracks written into `sessions` (file
     /// time counted from `origin`), and the movie's duration; nil before any
-    /// session. Each track's media time scale is its stream time base.
+    /// session. Each track's media time scale is its stream time base. The
+    /// sessions follow each other in the media, so each track plays as one
+    /// stretch: a gap inside it is samples a device lost, which the sample
+    /// before it covers, as in a file written in one piece.
     /// `firstDecodes` overrides where each track's media time 0 is (in its ticks).
     func editPlan(movie: MovieBox, movieScale: UInt32, sessions: [SessionTimeline.Session],
                           origin: MediaTime?, firstDecodes: [Int64?]? = nil) -> (edits: [[EditEntry]], duration: UInt64)? {
@@ -60,9 +64,16 @@ extension AssetWriter {
             let override = firstDecodes.flatMap { index < $0.count ? $0[index] : nil }
             guard let firstDecode = override ?? span.firstDecode, index < mediaScales.count else { return nil }
             let scale = mediaScales[index]
+            var runs = span.runs.map { (start: MediaTime(value: $0.start, timescale: scale), end: MediaTime(value: $0.end, timescale: scale)) }
+            // The priming decodes to what comes before the first sample: the
+            // track plays from that sample on.
+            if index < primingDelays.count, primingDelays[index] > .zero, !runs.isEmpty {
+                let firstSample = MediaTime(value: firstDecode, timescale: scale) + primingDelays[index]
+                runs[0].start = max(runs[0].start, min(firstSample, runs[0].end))
+            }
             return SessionTimeline.TrackSpan(
-                runs: span.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: span.bridgesEveryGap)
+                runs: runs,
+                firstDecode: MediaTime(value: firstDecode, timescale: scale), bridgesGaps: true)
         }
         return SessionTimeline.editLists(sessions: sessions, origin: origin, tracks: spansInTime, mediaTimescales: mediaScales,
                                          movieTimescale: Int32(clamping: movieScale))
@@ -95,7 +106,7 @@ extension AssetWriter {
             return last - (fileLast - fileFirst)
         }
         let movieScale = try chooseMovieTimescale(index.movie)
-        let plan = editPlan(movie: index.movie, movieScale: movieScale, sessions: relativeSessions(),
+        let plan = editPlan(movie: index.movie, movieScale: movieScale, sessions: fileSessions(),
                             origin: timeline.origin.map { _ in .zero }, firstDecodes: firstDecodes)
         let movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
                                                        patches: trackPatches(movie: index.movie, edits: plan?.edits))

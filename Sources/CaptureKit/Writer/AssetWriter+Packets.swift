@@ -9,45 +9,26 @@ import Glibc
 extension AssetWriter {
     // MARK: Called by inputs
 
-    /// Where a sample at source time `time` goes: its media time (counted
-    /// from the first session's start) with edit lists, or its file time
-    /// otherwise; nil when it is to be left out. Throws when samples cannot
-    /// be appended now.
-    func placement(forSource time: MediaTime) throws(WriterError) -> (time: MediaTime, session: Int?)? {
+    /// Where a sample at source time `time` goes: its file time (sessions
+    /// laid end to end, so a pause leaves no gap in the media), moved by the
+    /// timeline offset in fragmented files; nil when it falls outside every
+    /// session. Throws when samples cannot be appended now.
+    func placement(forSource time: MediaTime) throws(WriterError) -> (time: MediaTime, session: Int)? {
         try lock.withLock { () throws(WriterError) in
             try checkAppendable()
             guard time.isNumeric else { throw .invalidState("sample times must be numeric, not \(time)") }
-            let session = timeline.sessionIndex(forSource: time)
-            if becomesRegularMovie {
-                // Fragments: what is outside the sessions is left out; the
-                // rest keeps its time, so a pause leaves a gap for the edits.
-                guard let origin = timeline.origin, session != nil else { return nil }
-                let relative = shiftedByOffset(time - origin)
-                return relative.isNumeric ? (relative, session) : nil
-            }
-            if usesEditLists {
-                guard let origin = timeline.origin else { return nil }
-                let relative = time - origin
-                return relative.isNumeric ? (relative, session) : nil
-            }
-            return timeline.fileTime(forSource: time).map { (shiftedByOffset($0), session) }
+            guard let session = timeline.sessionIndex(forSource: time), let fileTime = timeline.fileTime(forSource: time) else { return nil }
+            let placed = shiftedByOffset(fileTime)
+            return placed.isNumeric ? (placed, session) : nil
         }
     }
 
     /// For audio: the part of a buffer that falls in a session, and where
-    /// it goes; nil when none of it does.
+    /// it goes on the file's timeline; nil when none of it does.
     func placement(forSource start: MediaTime, duration: MediaTime) throws(WriterError) -> (skip: MediaTime, time: MediaTime, keep: MediaTime)? {
         try lock.withLock { () throws(WriterError) in
             try checkAppendable()
             guard start.isNumeric, duration.isNumeric else { throw .invalidState("sample times must be numeric, not \(start)") }
-            if becomesRegularMovie {
-                guard let origin = timeline.origin, let (skip, keep) = timeline.overlap(start: start, duration: duration) else { return nil }
-                return (skip, shiftedByOffset(start + skip - origin), keep)
-            }
-            if usesEditLists {
-                guard let origin = timeline.origin else { return nil }
-                return (.zero, start - origin, duration)
-            }
             guard let (skip, keep) = timeline.overlap(start: start, duration: duration),
                   let time = timeline.fileTime(forSource: start + skip) else { return nil }
             return (skip, shiftedByOffset(time), keep)
@@ -99,9 +80,9 @@ extension AssetWriter {
     /// In fragments that become a regular movie every track's packets wait
     /// so, and each is made to last until the next of its track: the
     /// muxer starts a fragment's samples where the previous fragment's last
-    /// one ends, so a gap (a pause) must be in that duration to stay in the
-    /// file, where the edit lists expect it. (Sample tables state the same
-    /// durations: the steps between decode times.)
+    /// one ends, so a gap (samples a device lost) must be in that duration
+    /// to stay in the file, as the sample tables of a movie written in one
+    /// piece state it (the steps between decode times).
     func route(_ packet: UnsafeMutablePointer<AVPacket>, into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
         let streamIndex = Int(packet.pointee.stream_index)
         guard spans[streamIndex].bridgesEveryGap || becomesRegularMovie else {
@@ -130,10 +111,7 @@ extension AssetWriter {
     /// a camera took before the frame it did not deliver in time.
     func writeHeldPackets(into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
         let sessionEnd: MediaTime? = timeline.sessions.last.flatMap { last in
-            guard last.end != nil, let origin = timeline.origin else { return nil }
-            if becomesRegularMovie { return shiftedByOffset(last.end! - origin) }
-            if usesEditLists { return last.end! - origin }
-            return shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
+            last.end == nil ? nil : shiftedByOffset(SessionTimeline.totalDuration(timeline.sessions))
         }
         for (index, held) in heldPackets.enumerated() {
             guard let held, held.pointee.size > 0 else { continue }

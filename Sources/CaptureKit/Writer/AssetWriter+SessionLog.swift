@@ -26,7 +26,7 @@ extension AssetWriter {
         guard let io else { return }
         var log = SessionLog(trackCount: inputList.count)
         for (index, span) in spans.enumerated() { log.firstDecodeTimes[index] = span.firstDecode }
-        log.sessions = relativeSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
+        log.sessions = fileSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
         let offset = avio_tell(io.context)
         let bytes = log.box()
         bytes.withUnsafeBufferPointer { avio_write(io.context, $0.baseAddress, Int32($0.count)) }
@@ -51,14 +51,14 @@ extension AssetWriter {
         }
     }
 
-    /// The sessions as the samples of a file written in fragments are
-    /// stamped: counted from the first session's start, moved by the
-    /// timeline offset, as `placement` stamps samples. Lock held.
-    func relativeSessions() -> [SessionTimeline.Session] {
-        guard let origin = timeline.origin else { return [] }
-        return timeline.sessions.map { session in
-            SessionTimeline.Session(start: shiftedByOffset(session.start - origin),
-                                    end: session.end.map { shiftedByOffset($0 - origin) },
+    /// The sessions on the file's timeline, as samples are stamped: laid
+    /// end to end from file time 0, moved by the timeline offset (see
+    /// `placement`), so each one's media follows the one before without a
+    /// gap. Lock held.
+    func fileSessions() -> [SessionTimeline.Session] {
+        timeline.sessions.map { session in
+            SessionTimeline.Session(start: shiftedByOffset(session.fileStart),
+                                    end: session.end.map { shiftedByOffset(session.fileStart + ($0 - session.start)) },
                                     fileStart: session.fileStart)
         }
     }
@@ -66,7 +66,7 @@ extension AssetWriter {
     /// Puts the sessions into the session log. Lock held.
     func logSessions() throws(WriterError) {
         guard sessionLog != nil else { return }
-        let sessions = relativeSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
+        let sessions = fileSessions().map { SessionLog.Session(start: $0.start, end: $0.end) }
         try updateSessionLog { $0.sessions = sessions }
     }
 }

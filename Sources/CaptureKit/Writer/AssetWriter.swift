@@ -14,15 +14,12 @@ import Glibc
 ///
 /// Sessions lay samples onto the file's timeline end to end: a session from
 /// source time S to E fills file time M … M + (E − S), where M is the total
-/// length of the sessions before it. In MP4, QuickTime and M4A files every
-/// sample is stored and edit lists choose what plays (samples outside the
-/// sessions are edited out, a session with no samples becomes an empty
-/// edit). MP4, QuickTime and M4A files written in fragments leave samples
-/// outside the sessions out and keep the rest at their own times, so that a
-/// pause leaves a gap, which the edit lists of the regular movie they become
-/// when finished skip; fragmented files kept as fragments
-/// (`keepsMovieFragments`) and the other containers re-stamp the samples
-/// with file time instead.
+/// length of the sessions before it. Samples are stamped with that file
+/// time as they are written, fragments included, so a pause leaves no gap in
+/// the media and no timestamp runs backwards; samples outside every session
+/// are left out. Edit lists (MP4, QuickTime, M4A) say only where each
+/// track's media starts: encoder priming, the reordering delay of video,
+/// a track that begins later than the others.
 public final class AssetWriter: @unchecked Sendable {
     // @unchecked: every mutable stored property is guarded by `lock`.
     /// Where a writer is in its life.
@@ -125,11 +122,14 @@ public final class AssetWriter: @unchecked Sendable {
     var headerBytes: Int64 = 0
     var payloadBytes: Int64 = 0
     var packetCount: Int64 = 0
-    /// Whether sessions become edit lists (true) or re-stamped timestamps.
+    /// Whether finishing writes the movie's edit lists, time scale and track
+    /// flags (MP4, QuickTime, M4A written in one piece or made regular).
     private(set) var usesEditLists = false
-    /// Fragments that become a regular movie when finished: samples outside
-    /// the sessions are left out, the rest keep their times (see `placement`).
+    /// Fragments that become a regular movie when finished.
     var becomesRegularMovie = false
+    /// Per input, how long the audio encoder's priming lasts before its
+    /// first sample (zero for video, and where the priming is not written).
+    var primingDelays: [MediaTime] = []
     /// Added to file times in fragmented files (see `openMuxer`).
     var timelineOffset = MediaTime.zero
     /// The sessions and first decode times of a file written in fragments
@@ -285,7 +285,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
             let keyframeInterval = fragmented ? settings.fragmentInterval : nil
             try input.prepare(stream: stream, index: index, isOnlyTrack: inputList.count == 1, globalHeader: globalHeader,
-                              fragmentInterval: keyframeInterval)
+                              fragmentInterval: keyframeInterval, containerSkipsPriming: usesEditLists)
         }
         heldPackets = Array(repeating: nil, count: inputList.count)
         spans = inputList.map { input in
@@ -293,6 +293,9 @@ public final class AssetWriter: @unchecked Sendable {
             span.bridgesEveryGap = input.mediaType == .video
             return span
         }
+        // Audio encoders' priming, which the edit lists skip (video's
+        // reordering delay needs nothing: its runs are presentation times).
+        primingDelays = inputList.map { $0.mediaType == .audio ? $0.startupDelay : .zero }
         if fragmented {
             // A fragment cannot start before time 0, and libavformat would
             // otherwise shift each track on its own: start the timeline late

@@ -60,9 +60,18 @@ public final class AssetWriterInput: @unchecked Sendable {
     var expectedFrameTicks: Int64?
     /// A passthrough stream that lost samples waits for a keyframe.
     var needsKeyframe = true
-    /// The session the last sample fell in.
+    /// The session the last frame fell in.
     var lastSession: Int?
-    var lastSessionSeen: Int?
+    /// Whether the audio encoder's priming (its first packet, which decodes
+    /// to the silence before the first sample) is left out of the file: in
+    /// a file that cannot tell readers to skip it (Matroska, MPEG-TS, MP4
+    /// kept in fragments, with AAC), where it would make the audio start
+    /// before the video and every reader decode a frame more than was
+    /// recorded. The first packet kept decodes with a fade-in of one codec
+    /// frame (21 ms of AAC at 48 kHz).
+    var dropsPriming = false
+    /// Audio: the encoder time of the first sample appended.
+    var firstAudioTime: Int64?
     var lastPassthroughTime: Int64?
     var shortestStep: Int64?
     var lastInterval: Int64?
@@ -103,6 +112,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     var startupDelay: MediaTime {
         lock.withLock {
             if let audioEncoder {
+                if dropsPriming { return .zero }
                 let padding = audioEncoder.context.pointee.initial_padding
                 return MediaTime(value: Int64(padding), timescale: audioEncoder.sampleRate)
             }
@@ -120,8 +130,10 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     // MARK: Setup (called by the writer under its lock)
 
+    /// `containerSkipsPriming`: the file's edit lists will tell readers to
+    /// skip an audio encoder's priming (see `dropsPriming`).
     func prepare(stream: UnsafeMutablePointer<AVStream>, index: Int, isOnlyTrack: Bool, globalHeader: Bool,
-                 fragmentInterval: MediaTime?) throws(WriterError) {
+                 fragmentInterval: MediaTime?, containerSkipsPriming: Bool) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             streamIndex = index
             lendsPacketMemory = isOnlyTrack
@@ -155,6 +167,9 @@ public final class AssetWriterInput: @unchecked Sendable {
             case .audio(let settings):
                 let encoder = try AudioEncoder(settings: settings, globalHeader: globalHeader)
                 audioEncoder = encoder
+                // Opus carries its priming in its own header (pre-skip,
+                // Matroska's CodecDelay), which every reader honours.
+                dropsPriming = !containerSkipsPriming && settings.codec != .opus && encoder.context.pointee.initial_padding > 0
                 encoderInUse = encoder.encoderName
                 timeBase = encoder.context.pointee.time_base
                 try copyParameters(from: encoder.context, to: stream)
@@ -284,34 +299,26 @@ public final class AssetWriterInput: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard let writer else { throw .invalidState("the input has not been added to a writer") }
             guard !finished else { throw .invalidState("the input is marked as finished") }
-            guard var encoder = videoEncoder else {
+            guard let encoder = videoEncoder else {
                 throw .invalidState(mediaType == .video ? "this input takes compressed samples (passthrough)" : "this input takes audio, not frames")
             }
             guard format != AV_PIX_FMT_NONE, sws_isSupportedInput(format) > 0 else {
                 throw .invalidSettings("frames in \(PixelFormat(raw: format)) cannot be converted")
             }
             guard let (placed, session) = try writer.placement(forSource: presentationTime) else { return }
-            // Each session after the first starts with a keyframe, from a
-            // fresh encoder where frames are reordered.
-            var sessionKeyframe = false
-            if writer.usesEditLists, let session, let last = lastSessionSeen, session > last {
-                if encoder.context.pointee.has_b_frames > 0 {
-                    encoder = try restartEncoder(encoder)
-                }
-                sessionKeyframe = true
-            }
-            defer {
-                lastSession = session
-                if session != nil { lastSessionSeen = session }
-            }
+            // Each session after the first starts with a keyframe, so that a
+            // resume is a point a player can seek to.
+            let sessionKeyframe = lastSession.map { session > $0 } ?? false
+            defer { lastSession = session }
             guard let pts = ticks(placed) else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
             if let lastTime, pts <= lastTime {
                 throw .invalidState("presentation times must increase: \(presentationTime.seconds) s comes after a frame at the same time or later")
             }
-            // Durations: given, or until the next frame in the same session,
-            // or else the expected frame duration or the last interval.
+            // Durations: given, or until the next frame (across a pause too:
+            // the media runs on without a gap), or else the expected frame
+            // duration or the last interval.
             let sameSession = session == lastSession
-            if let lastTime, sameSession, pendingDurations[lastTime] != nil, !explicitDuration.contains(lastTime) {
+            if let lastTime, pendingDurations[lastTime] != nil, !explicitDuration.contains(lastTime) {
                 pendingDurations[lastTime] = pts - lastTime
             }
             if let lastTime, sameSession { lastInterval = pts - lastTime }
@@ -338,28 +345,6 @@ public final class AssetWriterInput: @unchecked Sendable {
         }
     }
 
-    /// Ends the encoder's stream and starts a fresh one, so that a new
-    /// session begins with a keyframe and the same decode delay as the
-    /// first. (Readers that apply edit lists, libavformat among them, time
-    /// an edit's first frame by its decode time plus that delay.)
-    func restartEncoder(_ old: VideoEncoder) throws(WriterError) -> VideoEncoder {
-        guard let settings = videoSettings else { return old }
-        do {
-            try old.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
-        } catch {
-            throw failIfWriterError(error)
-        }
-        let fresh = try VideoEncoder(settings: settings, timeBase: timeBase, globalHeader: globalHeader)
-        let oldHeader = UnsafeBufferPointer(start: old.context.pointee.extradata, count: Int(old.context.pointee.extradata_size))
-        let newHeader = UnsafeBufferPointer(start: fresh.context.pointee.extradata, count: Int(fresh.context.pointee.extradata_size))
-        guard Array(oldHeader) == Array(newHeader) else {
-            throw failIfWriterError(.invalidSettings("\(fresh.encoderName) changed its stream header between sessions"))
-        }
-        videoEncoder = fresh
-        lastKeyframeTime = nil
-        return fresh
-    }
-
     /// Settings errors concern one sample; anything else fails the writer.
     func failIfWriterError(_ error: WriterError) -> WriterError {
         if case .invalidSettings = error { return error }
@@ -377,7 +362,11 @@ public final class AssetWriterInput: @unchecked Sendable {
             }
         }
         guard let writer else { throw .invalidState("the input has not been added to a writer") }
-        // Decode times must increase across an encoder restart.
+        if dropsPriming, let first = firstAudioTime, packet.pointee.pts != cffmpeg_AV_NOPTS_VALUE,
+           packet.pointee.pts + max(0, packet.pointee.duration) <= first {
+            return
+        }
+        // Decode times must increase.
         if packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE {
             if let last = lastSentDecodeTime, packet.pointee.dts <= last {
                 packet.pointee.dts = last + 1
@@ -422,6 +411,7 @@ public final class AssetWriterInput: @unchecked Sendable {
             guard keepSamples > 0, skipSamples >= 0, skipSamples + keepSamples <= count else { return }
             let start = time.converted(toTimescale: encoder.sampleRate)
             guard start.isNumeric else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
+            if firstAudioTime == nil { firstAudioTime = start.value }
             var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 16)
             let bytesPerSample = format.bytesPerSample
             if format.isPlanar {

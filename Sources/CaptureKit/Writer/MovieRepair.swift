@@ -10,9 +10,10 @@ import Glibc
 ///
 /// The samples are those of every complete fragment, and of a fragment cut
 /// short those whose bytes are all there; whatever follows them is cut off.
-/// A recording written by `AssetWriter` keeps its sessions in the file (see
-/// `SessionLog`), so its pauses become the edits a clean finish would have
-/// written; other files keep each track's start as their fragments state it.
+/// A recording written by `AssetWriter` keeps its sessions and where each
+/// track's media starts in the file (see `SessionLog`), so it gets the edits
+/// a clean finish would have written (its pauses are already out of the
+/// media); other files keep each track's start as their fragments state it.
 public enum MovieRepair {
     public struct Track: Sendable, Equatable {
         public var trackID: UInt32
@@ -176,7 +177,7 @@ public enum MovieRepair {
                 let scale = mediaScales[position]
                 spans.append(SessionTimeline.TrackSpan(
                     runs: ticks.runs.map { (MediaTime(value: $0.start, timescale: scale), MediaTime(value: $0.end, timescale: scale)) },
-                    firstDecode: MediaTime(value: first, timescale: scale), bridgesGaps: handler(tracks[position]) == "vide"))
+                    firstDecode: MediaTime(value: first, timescale: scale), bridgesGaps: true))
             }
             var sessions = [SessionTimeline.Session]()
             var fileStart = MediaTime.zero

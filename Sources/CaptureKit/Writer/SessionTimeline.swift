@@ -150,6 +150,12 @@ struct SessionTimeline {
             guard edit.duration > .zero else { return }
             if edit.mediaStart == nil, let last = edits.last, last.mediaStart == nil {
                 edits[edits.count - 1].duration = last.duration + edit.duration
+            } else if let start = edit.mediaStart, let last = edits.last, let lastStart = last.mediaStart,
+                      lastStart + last.duration == start {
+                // Media that goes on where the edit before ends (the next
+                // session, its samples stamped to follow) is one edit: the
+                // form every reader plays.
+                edits[edits.count - 1].duration = last.duration + edit.duration
             } else {
                 edits.append(edit)
             }
