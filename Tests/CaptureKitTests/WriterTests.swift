@@ -74,15 +74,11 @@ import Testing
         // One edit: the second session's media follows the first's.
         #expect(track.edits.map(\.duration) == [seconds(3, 2)])
         #expect(try mediaRunsOn(path))
-        // The media alone (no edit list applied) holds the 45 frames, the
-        // second session's first a keyframe at 1 s, and after them the 15
-        // frames appended past the end the last session was given, which
-        // the edit leaves out as AVAssetWriter's does.
+        // The media alone (no edit list applied) holds the 45 frames, and
+        // after them the 15 frames appended past the end the last session
+        // was given, which the edit leaves out as AVAssetWriter's does.
         let packets = try FFprobe.json(["-select_streams", "v", "-ignore_editlist", "1", "-show_entries", "packet=pts_time,flags", path])["packets"] as? [[String: Any]] ?? []
         #expect(packets.count == 60)
-        let keyframes = packets.filter { ($0["flags"] as? String)?.hasPrefix("K") == true }.compactMap { ($0["pts_time"] as? String).flatMap(Double.init) }
-        let mediaStart = try #require(track.edits.first?.mediaTime).seconds
-        #expect(keyframes.contains { abs($0 - mediaStart - 1) < 1e-3 }, "keyframes at \(keyframes)")
 
         // Played back: frames 300..329 at 0…1 s, then 360..374 at 1…1.5 s.
         let frames = try FFprobe.frames(path)
@@ -118,11 +114,7 @@ import Testing
         // 0.5 s, then a second with no frame of its own, then 0.5 s: one
         // edit, the last frame of the first session shown through the second.
         #expect(track.edits.map(\.duration) == [seconds(2, 1)])
-        let packets = try FFprobe.json(["-select_streams", "v", "-ignore_editlist", "1", "-show_entries", "packet=pts_time,flags", path])["packets"] as? [[String: Any]] ?? []
-        let keyframes = packets.filter { ($0["flags"] as? String)?.hasPrefix("K") == true }.compactMap { ($0["pts_time"] as? String).flatMap(Double.init) }
-        let mediaStart = try #require(track.edits.first?.mediaTime).seconds
-        // The third session starts with a keyframe of its own, at 1.5 s.
-        #expect(keyframes.contains { abs($0 - mediaStart - 1.5) < 1e-3 }, "keyframes at \(keyframes)")
+        let packets = try FFprobe.json(["-select_streams", "v", "-ignore_editlist", "1", "-show_entries", "packet=pts_time", path])["packets"] as? [[String: Any]] ?? []
         #expect(packets.count == 30)
         let output = try PlayerItemVideoOutput(item: PlayerItem(path: path), pixelFormat: .gray8)
         for (time, number) in [(0.2, 6), (1.0, 14), (1.49, 14), (1.5, 90)] {

@@ -285,7 +285,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
             let keyframeInterval = fragmented ? settings.fragmentInterval : nil
             try input.prepare(stream: stream, index: index, isOnlyTrack: inputList.count == 1, globalHeader: globalHeader,
-                              fragmentInterval: keyframeInterval, containerSkipsPriming: usesEditLists)
+                              fragmentInterval: keyframeInterval)
         }
         heldPackets = Array(repeating: nil, count: inputList.count)
         spans = inputList.map { input in

@@ -63,12 +63,14 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// The session the last frame fell in.
     var lastSession: Int?
     /// Whether the audio encoder's priming (its first packet, which decodes
-    /// to the silence before the first sample) is left out of the file: in
-    /// a file that cannot tell readers to skip it (Matroska, MPEG-TS, MP4
-    /// kept in fragments, with AAC), where it would make the audio start
-    /// before the video and every reader decode a frame more than was
-    /// recorded. The first packet kept decodes with a fade-in of one codec
-    /// frame (21 ms of AAC at 48 kHz).
+    /// to the silence before the first sample) is left out of the file, so
+    /// that the audio starts with its first sample, at the video's start, in
+    /// every container and for every reader: Matroska and MPEG-TS cannot tell
+    /// a reader to skip AAC's priming, and readers that honour an MP4 edit
+    /// list's start for it disagree on what it moves (mkvmerge moves the
+    /// video instead). The first packet kept decodes with a fade-in of one
+    /// codec frame (21 ms of AAC at 48 kHz). Opus keeps its priming, which
+    /// its own header says to skip (pre-skip, Matroska's CodecDelay).
     var dropsPriming = false
     /// Audio: the encoder time of the first sample appended.
     var firstAudioTime: Int64?
@@ -130,10 +132,8 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     // MARK: Setup (called by the writer under its lock)
 
-    /// `containerSkipsPriming`: the file's edit lists will tell readers to
-    /// skip an audio encoder's priming (see `dropsPriming`).
     func prepare(stream: UnsafeMutablePointer<AVStream>, index: Int, isOnlyTrack: Bool, globalHeader: Bool,
-                 fragmentInterval: MediaTime?, containerSkipsPriming: Bool) throws(WriterError) {
+                 fragmentInterval: MediaTime?) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             streamIndex = index
             lendsPacketMemory = isOnlyTrack
@@ -169,7 +169,7 @@ public final class AssetWriterInput: @unchecked Sendable {
                 audioEncoder = encoder
                 // Opus carries its priming in its own header (pre-skip,
                 // Matroska's CodecDelay), which every reader honours.
-                dropsPriming = !containerSkipsPriming && settings.codec != .opus && encoder.context.pointee.initial_padding > 0
+                dropsPriming = settings.codec != .opus && encoder.context.pointee.initial_padding > 0
                 encoderInUse = encoder.encoderName
                 timeBase = encoder.context.pointee.time_base
                 try copyParameters(from: encoder.context, to: stream)
@@ -306,9 +306,6 @@ public final class AssetWriterInput: @unchecked Sendable {
                 throw .invalidSettings("frames in \(PixelFormat(raw: format)) cannot be converted")
             }
             guard let (placed, session) = try writer.placement(forSource: presentationTime) else { return }
-            // Each session after the first starts with a keyframe, so that a
-            // resume is a point a player can seek to.
-            let sessionKeyframe = lastSession.map { session > $0 } ?? false
             defer { lastSession = session }
             guard let pts = ticks(placed) else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
             if let lastTime, pts <= lastTime {
@@ -328,8 +325,10 @@ public final class AssetWriterInput: @unchecked Sendable {
             } else {
                 pendingDurations[pts] = expectedFrameTicks ?? lastInterval ?? 0
             }
-            var forceKeyframe = sessionKeyframe
-            if sessionKeyframe { lastKeyframeTime = pts }
+            // (A resume needs no keyframe of its own: the media runs on
+            // without a gap, and an extra one would stretch the fragment
+            // around it, which readers that cannot seek read as one chunk.)
+            var forceKeyframe = false
             if let interval = keyframeIntervalTicks, lastKeyframeTime.map({ pts - $0 >= interval }) ?? true {
                 forceKeyframe = true
                 lastKeyframeTime = pts
