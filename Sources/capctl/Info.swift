@@ -20,8 +20,8 @@ extension Capctl {
             For each track: its codec and profile; for video the frame size, pixel format, frame \
             rate and the number of frames and keyframes that play (frames an edit list leaves out \
             are not counted); for audio the sample rate, channels and the number of samples \
-            decoded; its start, duration and bit rate; whether it is enabled (plays by default), \
-            its alternate group, its language, its title (for a recording, the device it came \
+            decoded; its start, duration and bit rate; the flags its container has (MP4 and \
+            QuickTime: enabled or disabled; Matroska and WebM: default or not), its alternate group, its language, its title (for a recording, the device it came \
             from: its name and unique ID, one track per camera), and its edit list.
 
             A file cut off mid-write is read up to its last complete fragment. A file that is \
@@ -29,8 +29,8 @@ extension Capctl {
 
             With --json, one document with the fields path, format, formatName, size, duration, \
             startTime, bitRate, metadata, movieTimescale, layout (regular or fragmented), \
-            fragments, indexBeforeMedia, finished, truncated and tracks (each with title among \
-            its fields); times are in seconds, \
+            fragments, indexBeforeMedia, finished, truncated and tracks (each with title, \
+            enabled and default among its fields); times are in seconds, \
             absent values are null.
             """
         )

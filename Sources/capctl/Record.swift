@@ -56,7 +56,12 @@ extension Capctl {
             SIGNALS
               SIGINT or SIGTERM stop the recording and finalize the file; a second SIGINT exits at \
             once (status 130), leaving the file readable up to its last fragment. SIGUSR1 pauses \
-            (the paused time is left out of the file), SIGUSR2 resumes.
+            (the paused time is left out of the file), SIGUSR2 resumes. In every container what \
+            follows a resume follows what came before it in the media itself, so players need no \
+            edit list to leave a pause out; video and audio start together at 0, and an AAC \
+            encoder's priming is not written (the first 21 ms fade in). frames, audioSamples and \
+            duration are what players decode; in Matroska and MPEG-TS, where the last AAC frame \
+            cannot be trimmed, players decode up to 1023 samples of silence more.
 
             PRE-ROLL AND TRIGGERS
               --start-paused opens the devices and arms the recording, but writes nothing until \

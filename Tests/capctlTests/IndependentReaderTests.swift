@@ -201,4 +201,22 @@ import Testing
         #expect(recorder.finish() == 0, "\(recorder.stderr)")
         try Self.check(Self.reported(try Self.finished(recorder), file: name), in: scratch, "pre-roll")
     }
+
+    /// Chromium plays paused recordings in MP4, M4A and WebM for as long as
+    /// capctl said, from a server that answers no range requests.
+    @Test func chromiumPlaysPausedRecordings() throws {
+        let scratch = try RecordScratch()
+        try HybridReaderTests.page.write(toFile: scratch.file("page.html"), atomically: true, encoding: .utf8)
+        let server = try HybridReaderTests.Server(in: scratch.url)
+        try #require(server.port > 0)
+        for (name, devices) in [("out.mp4", Self.devices), ("out.webm", Self.devices), ("out.m4a", ["--audio", "test-tone"])] {
+            let recorder = try Self.record(devices + [name], pauses: 1, in: scratch)
+            let duration = try #require(try Self.finished(recorder)["duration"] as? Double)
+            let reports = try HybridReaderTests.chromium(name, port: server.port, in: scratch.url)
+            #expect(!reports.contains { $0.what == "error" }, "\(name): Chromium reported \(reports)")
+            let ended = try #require(reports.first { $0.what == "ended" }, "\(name): Chromium reported \(reports)")
+            #expect(abs(ended.duration - duration) <= Self.frame && abs(ended.time - duration) <= Self.frame,
+                    "\(name): Chromium ended at \(ended.time) of \(ended.duration) s; \(duration) s recorded")
+        }
+    }
 }

@@ -132,6 +132,11 @@ struct SessionTimeline {
         }
     }
 
+    /// How far apart (seconds) the end of one edit's media and the start of
+    /// the next's may be and still be one stretch of media: well under a
+    /// sample at 8 kHz, far over the rounding of nanosecond stamps.
+    static let continuityTolerance = 0.0001
+
     /// One edit in MediaTime, before rounding to the file's time scales.
     struct Edit: Equatable {
         var duration: MediaTime
@@ -151,10 +156,12 @@ struct SessionTimeline {
             if edit.mediaStart == nil, let last = edits.last, last.mediaStart == nil {
                 edits[edits.count - 1].duration = last.duration + edit.duration
             } else if let start = edit.mediaStart, let last = edits.last, let lastStart = last.mediaStart,
-                      lastStart + last.duration == start {
+                      abs((start - (lastStart + last.duration)).seconds) < continuityTolerance {
                 // Media that goes on where the edit before ends (the next
                 // session, its samples stamped to follow) is one edit: the
-                // form every reader plays.
+                // form every reader plays. (Capture stamps in nanoseconds
+                // and sample times a track's first sample puts off the
+                // nanosecond grid differ by less than a sample.)
                 edits[edits.count - 1].duration = last.duration + edit.duration
             } else {
                 edits.append(edit)
