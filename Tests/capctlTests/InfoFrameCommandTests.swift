@@ -119,6 +119,32 @@ import Testing
         #expect(text.stdout.contains("; enabled"))
     }
 
+    /// Files other programs made: `info` states only the flags the
+    /// container has (none in WAV and MPEG-TS, Matroska's default flag in
+    /// WebM), and no channel layout beside a bare channel count.
+    @Test(arguments: [("tone.wav", ["-c:a", "pcm_s16le"], nil as String?), ("clip.ts", ["-c:v", "mpeg2video", "-c:a", "mp2"], nil),
+                      ("clip.webm", ["-c:v", "libvpx", "-c:a", "libopus"], "default")])
+    func infoStatesOnlyTheFlagsTheContainerHas(name: String, codecs: [String], flag: String?) throws {
+        let scratch = try Scratch()
+        let path = scratch.file(name)
+        let video = name.hasSuffix(".wav") ? [] : ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=10"]
+        let made = try runTool("ffmpeg", ["-v", "error", "-nostdin"] + video + ["-f", "lavfi", "-i", "sine=sample_rate=48000",
+                                "-t", "1", "-ac", "1"] + codecs + [path])
+        try #require(made.status == 0)
+        let text = try CapctlRun.run(["info", path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(!text.stdout.contains("enabled") && !text.stdout.contains("disabled"), "\(text.stdout)")
+        #expect(text.stdout.contains("1 ch") && !text.stdout.contains("1 channels"), "\(text.stdout)")
+        let tracks = try #require((try JSONSerialization.jsonObject(with: Data(CapctlRun.run(["info", "--json", path]).stdout.utf8))
+                                   as? [String: Any])?["tracks"] as? [[String: Any]])
+        for track in tracks {
+            #expect(track["enabled"] is NSNull)
+            // (ffmpeg's WebM says "not default" of every track.)
+            #expect((track["default"] is Bool) == (flag != nil))
+        }
+        if let flag { #expect(text.stdout.contains(flag), "\(text.stdout)") }
+    }
+
     @Test func frameAtExactAndInBetweenTimes() throws {
         let scratch = try Scratch()
         let path = scratch.file("numbers.mp4")
