@@ -21,8 +21,9 @@ extension Capctl {
             rate and the number of frames and keyframes that play (frames an edit list leaves out \
             are not counted); for audio the sample rate, channels and the number of samples \
             decoded; its start, duration and bit rate; the flags its container has (MP4 and \
-            QuickTime: enabled or disabled; Matroska and WebM: default or not), its alternate group, its language, its title (for a recording, the device it came \
-            from: its name and unique ID, one track per camera), and its edit list.
+            QuickTime: enabled or disabled; Matroska and WebM: default or not), its alternate \
+            group, its language, its title (for a recording, the device it came from: its name \
+            and unique ID, one track per camera), and its edit list.
 
             A file cut off mid-write is read up to its last complete fragment. A file that is \
             not media, or too damaged to read, fails with status 65.

@@ -204,14 +204,9 @@ func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
     @Test func aPausedRecordingKilledIsRepairedWithoutThePause() throws {
         let scratch = try RecordScratch()
         let recorder = try RunningRecorder(Self.devices + ["--fragment-interval", "0.5", "out.mp4"], in: scratch.url)
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 1 }
-        recorder.signal(SIGUSR1)
-        try recorder.waitFor { $0["event"] as? String == "paused" }
-        usleep(1_500_000)
-        recorder.signal(SIGUSR2)
-        let resumed = try recorder.waitFor { $0["event"] as? String == "resumed" }
-        let resumedAt = try #require(resumed["duration"] as? Double)
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= resumedAt + 1.2 }
+        try recorder.waitForMedia(1)
+        let resumedAt = try recorder.pauseAndResume(for: 1.5)
+        try recorder.waitForMedia(resumedAt + 1.2)
         recorder.signal(SIGKILL)
         _ = recorder.finish()
         let path = scratch.file("out.mp4")

@@ -90,16 +90,11 @@ import Testing
         let stretch = seconds / Double(pauses + 1)
         var mark = stretch
         for _ in 0..<pauses {
-            try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= mark }
-            recorder.signal(SIGUSR1)
-            try recorder.waitFor { event in event["event"] as? String == "paused" }
-            usleep(600_000)
-            let before = recorder.events.filter { $0["event"] as? String == "resumed" }.count
-            recorder.signal(SIGUSR2)
-            try recorder.waitFor { _ in recorder.events.filter { $0["event"] as? String == "resumed" }.count > before }
+            try recorder.waitForMedia(mark)
+            _ = try recorder.pauseAndResume(for: 0.6)
             mark += stretch
         }
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= mark }
+        try recorder.waitForMedia(mark)
         recorder.signal(SIGINT)
         #expect(recorder.finish() == 0, "\(recorder.stderr)")
         return recorder
@@ -166,14 +161,9 @@ import Testing
     @Test func aKilledPausedRecordingAfterRepair() throws {
         let scratch = try RecordScratch()
         let recorder = try RunningRecorder(Self.devices + ["--fragment-interval", "0.5", "out.mp4"], in: scratch.url)
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= 1 }
-        recorder.signal(SIGUSR1)
-        try recorder.waitFor { $0["event"] as? String == "paused" }
-        usleep(600_000)
-        recorder.signal(SIGUSR2)
-        let resumed = try recorder.waitFor { $0["event"] as? String == "resumed" }
-        let at = try #require(resumed["duration"] as? Double)
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= at + 1.2 }
+        try recorder.waitForMedia(1)
+        let at = try recorder.pauseAndResume(for: 0.6)
+        try recorder.waitForMedia(at + 1.2)
         recorder.signal(SIGKILL)
         _ = recorder.finish()
         let repair = try CapctlRun.run(["repair", "--json", scratch.file("out.mp4")])
@@ -193,10 +183,7 @@ import Testing
         let recorder = try RunningRecorder(Self.devices + ["--start-paused", "--pre-roll", "1s", name], in: scratch.url)
         try recorder.waitFor { $0["event"] as? String == "paused" }
         usleep(1_500_000)
-        recorder.signal(SIGUSR2)
-        let resumed = try recorder.waitFor { $0["event"] as? String == "resumed" }
-        let at = try #require(resumed["duration"] as? Double)
-        try recorder.waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= at + 1 }
+        try recorder.waitForMedia(try recorder.resume() + 1)
         recorder.signal(SIGINT)
         #expect(recorder.finish() == 0, "\(recorder.stderr)")
         try Self.check(Self.reported(try Self.finished(recorder), file: name), in: scratch, "pre-roll")

@@ -78,6 +78,35 @@ final class RunningRecorder: @unchecked Sendable {
     }
 }
 
+extension RunningRecorder {
+    /// How many events named `name` have come so far.
+    func count(_ name: String) -> Int { events.filter { $0["event"] as? String == name }.count }
+
+    /// Waits until progress reports at least `seconds` of media.
+    func waitForMedia(_ seconds: Double) throws {
+        try waitFor { $0["event"] as? String == "progress" && ($0["duration"] as? Double ?? 0) >= seconds }
+    }
+
+    /// Resumes (SIGUSR2) and answers the media time its `resumed` event gives.
+    func resume() throws -> Double {
+        let before = count("resumed")
+        signal(SIGUSR2)
+        try waitFor { _ in count("resumed") > before }
+        let resumed = events.filter { $0["event"] as? String == "resumed" }[before]
+        return try #require(resumed["duration"] as? Double)
+    }
+
+    /// Pauses (SIGUSR1), lets `seconds` of capture go by, and resumes;
+    /// answers the media time of the resume.
+    func pauseAndResume(for seconds: Double) throws -> Double {
+        let before = count("paused")
+        signal(SIGUSR1)
+        try waitFor { _ in count("paused") > before }
+        usleep(UInt32(seconds * 1_000_000))
+        return try resume()
+    }
+}
+
 /// Runs a tool such as ffprobe and answers its stdout (and status).
 func runTool(_ name: String, _ arguments: [String]) throws -> (status: Int32, stdout: String) {
     let process = Process()
