@@ -166,6 +166,29 @@ import Testing
         #expect(NumberedFrames.read(later) == 210)
     }
 
+    /// A pause just after one frame and a resume just before another put
+    /// the two 0.2 ms apart in the file: less than a tick of Matroska's
+    /// millisecond time base, where they must still not share a decode time.
+    @Test(arguments: [FileType.matroska, .mp4])
+    func framesAPauseBringsWithinATickStayInOrder(fileType: FileType) throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("close.\(fileType.rawValue)")
+        let (writer, input) = try Self.h264Writer(path)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        try Self.appendFrames(input, 0..<10)
+        let tenth = MediaTime(value: 1, timescale: 10000)
+        try writer.endSession(atSourceTime: Self.frameDuration * 9 + tenth)
+        try writer.startSession(atSourceTime: Self.frameDuration * 15 - tenth)
+        try Self.appendFrames(input, 15..<25)
+        try writer.finishWriting()
+        let packets = try FFprobe.json(["-select_streams", "v", "-show_entries", "packet=dts", path])["packets"] as? [[String: Any]] ?? []
+        let decodeTimes = packets.compactMap { $0["dts"] as? Int }
+        #expect(decodeTimes.count == 20)
+        #expect(zip(decodeTimes.dropFirst(), decodeTimes).allSatisfy { $0 > $1 }, "decode times \(decodeTimes)")
+        #expect(try FFprobe.frames(path).count == 20)
+    }
+
     @Test func neverOverwritesOrFollowsLinks() throws {
         let scratch = try WriterScratchDirectory()
         let existing = scratch.file("existing.mp4")

@@ -63,6 +63,7 @@ extension AssetWriter {
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
             let stream = format.pointee.streams[streamIndex]!
             av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+            keepDecodeTimesIncreasing(packet, streamIndex: streamIndex)
             packet.pointee.stream_index = Int32(streamIndex)
             payloadBytes += Int64(packet.pointee.size)
             packetCount += 1
@@ -72,6 +73,21 @@ extension AssetWriter {
             }
             try route(packet, into: format)
         }
+    }
+
+    /// Moves a packet whose decode time, in the container's time base, is
+    /// not after the one before it to the next tick. A pause can bring the
+    /// last frame before it and the first after the resume closer together
+    /// than one tick of a coarse time base (Matroska counts milliseconds),
+    /// and two samples at one decode time are no valid stream. Lock held.
+    func keepDecodeTimesIncreasing(_ packet: UnsafeMutablePointer<AVPacket>, streamIndex: Int) {
+        guard packet.pointee.dts != cffmpeg_AV_NOPTS_VALUE else { return }
+        if let last = lastDecodeTicks[streamIndex], packet.pointee.dts <= last {
+            let shift = last + 1 - packet.pointee.dts
+            packet.pointee.dts += shift
+            if packet.pointee.pts != cffmpeg_AV_NOPTS_VALUE { packet.pointee.pts = max(packet.pointee.pts, packet.pointee.dts) }
+        }
+        lastDecodeTicks[streamIndex] = packet.pointee.dts
     }
 
     /// A packet on its way to the muxer: video waits for the next packet of

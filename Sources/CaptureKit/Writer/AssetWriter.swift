@@ -117,6 +117,8 @@ public final class AssetWriter: @unchecked Sendable {
     var spans: [TrackSpanTicks] = []
     /// Per stream, the video packet held back until the next (see `write`).
     var heldPackets: [UnsafeMutablePointer<AVPacket>?] = []
+    /// Per stream, the decode time of the latest packet, in the stream's time base.
+    var lastDecodeTicks: [Int64?] = []
     /// Bytes of the header and of the packets handed to the muxer, which
     /// may hold a fragment's worth in memory before it reaches the file.
     var headerBytes: Int64 = 0
@@ -227,6 +229,7 @@ public final class AssetWriter: @unchecked Sendable {
                               fragmentInterval: keyframeInterval)
         }
         heldPackets = Array(repeating: nil, count: inputList.count)
+        lastDecodeTicks = Array(repeating: nil, count: inputList.count)
         spans = inputList.map { input in
             var span = TrackSpanTicks()
             span.bridgesEveryGap = input.mediaType == .video
