@@ -49,6 +49,7 @@ CAPCTL_FFMPEG_FUNCTION(avutil, int, av_get_bytes_per_sample, (enum AVSampleForma
 CAPCTL_FFMPEG_FUNCTION(avutil, const char *, av_get_media_type_string, (enum AVMediaType media_type), (media_type))
 CAPCTL_FFMPEG_FUNCTION(avutil, enum AVPixelFormat, av_get_pix_fmt, (const char *name), (name))
 CAPCTL_FFMPEG_FUNCTION(avutil, const char *, av_get_pix_fmt_name, (enum AVPixelFormat pix_fmt), (pix_fmt))
+CAPCTL_FFMPEG_VOID(avutil, av_image_copy, (uint8_t *dst_data[4], int dst_linesizes[4], const uint8_t *src_data[4], const int src_linesizes[4], enum AVPixelFormat pix_fmt, int width, int height), (dst_data, dst_linesizes, src_data, src_linesizes, pix_fmt, width, height))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_image_copy_to_buffer, (uint8_t *dst, int dst_size, const uint8_t *const *src_data, const int *src_linesize, enum AVPixelFormat pix_fmt, int width, int height, int align), (dst, dst_size, src_data, src_linesize, pix_fmt, width, height, align))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_image_fill_arrays, (uint8_t **dst_data, int *dst_linesize, const uint8_t *src, enum AVPixelFormat pix_fmt, int width, int height, int align), (dst_data, dst_linesize, src, pix_fmt, width, height, align))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_image_get_buffer_size, (enum AVPixelFormat pix_fmt, int width, int height, int align), (pix_fmt, width, height, align))

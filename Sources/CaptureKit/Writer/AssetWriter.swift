@@ -286,7 +286,11 @@ public final class AssetWriter: @unchecked Sendable {
         }
         // H.264/HEVC copied from a camera brings its parameter sets in band:
         // the header that needs them waits for the first keyframe.
-        let awaited = Set(inputList.indices.filter { inputList[$0].needsConfigurationFromFirstFrame })
+        // So does the header of a track whose encoder waits for the frame
+        // rate its first frames give.
+        let awaited = Set(inputList.indices.filter {
+            inputList[$0].needsConfigurationFromFirstFrame || inputList[$0].needsFrameRateFromFirstFrames
+        })
         let header = DeferredHeader(awaitedStreams: awaited, options: options)
         if awaited.isEmpty {
             try writeHeader(header)
@@ -317,6 +321,25 @@ public final class AssetWriter: @unchecked Sendable {
             guard state == .writing, let format, let header = deferredHeader else { return }
             do throws(WriterError) {
                 guard try header.supply(configuration, for: format.pointee.streams[streamIndex]!, index: streamIndex) else { return }
+                deferredHeader = nil
+                try writeHeader(header)
+            } catch {
+                throw failLocked(error)
+            }
+        }
+    }
+
+    /// Gives a track the codec parameters of its encoder, opened once its
+    /// frames gave the rate; writes the header once no track waits.
+    func supplyEncoderParameters(from context: UnsafeMutablePointer<AVCodecContext>, streamIndex: Int) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard state == .writing, let format, let header = deferredHeader else { return }
+            do throws(WriterError) {
+                let stream = format.pointee.streams[streamIndex]!
+                let copied = avcodec_parameters_from_context(stream.pointee.codecpar, context)
+                if copied < 0 { throw WriterError.ffmpeg(FFmpegError(call: "avcodec_parameters_from_context", code: copied)) }
+                stream.pointee.avg_frame_rate = context.pointee.framerate
+                guard header.markSupplied(index: streamIndex) else { return }
                 deferredHeader = nil
                 try writeHeader(header)
             } catch {

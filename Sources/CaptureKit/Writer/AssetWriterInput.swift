@@ -80,6 +80,11 @@ public final class AssetWriterInput: @unchecked Sendable {
     var lastSentDecodeTime: Int64?
     var videoSettings: VideoOutputSettings?
     var globalHeader = false
+    /// Whether the encoder still waits for the frame rate the first frames
+    /// give (settings without an expected frame duration), and the first
+    /// frame, copied, while it waits (see `settleFrameRate`).
+    var frameRatePending = false
+    var heldFrame: HeldFrame?
 
     public init(outputSettings: OutputSettings) {
         self.outputSettings = outputSettings
@@ -152,14 +157,26 @@ public final class AssetWriterInput: @unchecked Sendable {
                     settings.encoderOptions["tune"] = "zerolatency"
                 }
                 timeBase = AVRational(num: 1, den: mediaTimeScale > 0 ? mediaTimeScale : 90000)
-                let encoder = try VideoEncoder(settings: settings, timeBase: timeBase, globalHeader: globalHeader)
-                videoEncoder = encoder
                 videoSettings = settings
                 self.globalHeader = globalHeader
-                encoderInUse = encoder.encoderName
-                try copyParameters(from: encoder.context, to: stream)
                 stream.pointee.time_base = timeBase
-                stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+                // Without a frame duration the encoder is opened once the
+                // frames give their rate (see `settleFrameRate`), and at the
+                // provisional rate now so that bad settings fail here: except
+                // SVT-AV1, which, once opened, cannot be closed before it
+                // was sent a frame.
+                frameRatePending = settings.expectedFrameDuration == nil
+                if frameRatePending, EncoderCatalog.encoderName(for: settings.codec) == "libsvtav1" {
+                    encoderInUse = "libsvtav1"
+                } else {
+                    var opening = settings
+                    if frameRatePending { opening.expectedFrameDuration = Self.provisionalFrameDuration }
+                    let encoder = try VideoEncoder(settings: opening, timeBase: timeBase, globalHeader: globalHeader)
+                    videoEncoder = encoder
+                    encoderInUse = encoder.encoderName
+                    try copyParameters(from: encoder.context, to: stream)
+                    stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+                }
                 expectedFrameTicks = settings.expectedFrameDuration.flatMap(ticks)
                 var interval = settings.maxKeyFrameIntervalDuration.flatMap(ticks)
                 if let fragment = fragmentInterval.flatMap(ticks) { interval = min(interval ?? .max, fragment) }
@@ -224,6 +241,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         lock.withLock {
             videoEncoder = nil
             audioEncoder = nil
+            heldFrame = nil
             finished = true
         }
     }
@@ -299,7 +317,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard let writer else { throw .invalidState("the input has not been added to a writer") }
             guard !finished else { throw .invalidState("the input is marked as finished") }
-            guard let encoder = videoEncoder else {
+            guard videoEncoder != nil || frameRatePending else {
                 throw .invalidState(mediaType == .video ? "this input takes compressed samples (passthrough)" : "this input takes audio, not frames")
             }
             guard format != AV_PIX_FMT_NONE, sws_isSupportedInput(format) > 0 else {
@@ -319,7 +337,8 @@ public final class AssetWriterInput: @unchecked Sendable {
                 pendingDurations[lastTime] = pts - lastTime
             }
             if let lastTime, sameSession { lastInterval = pts - lastTime }
-            if let duration, let given = ticks(duration), given > 0 {
+            let givenDuration = duration.flatMap(ticks).flatMap { $0 > 0 ? $0 : nil }
+            if let given = givenDuration {
                 pendingDurations[pts] = given
                 explicitDuration.insert(pts)
             } else {
@@ -335,6 +354,12 @@ public final class AssetWriterInput: @unchecked Sendable {
             }
             lastTime = pts
             do throws(WriterError) {
+                if frameRatePending, try !settleFrameRate(planes: planes, strides: strides, format: format, width: width, height: height,
+                                                          pts: pts, duration: givenDuration, forceKeyframe: forceKeyframe) {
+                    framesWritten += 1
+                    return
+                }
+                guard let encoder = videoEncoder else { throw WriterError.invalidState("the input's encoder is closed") }
                 try encoder.encode(planes: planes, strides: strides, format: format, width: width, height: height, pts: pts,
                                    forceKeyframe: forceKeyframe) { packet throws(WriterError) in try self.sendEncoded(packet) }
             } catch {
@@ -453,6 +478,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         try lock.withLock { () throws(WriterError) in
             guard !finished else { return }
             finished = true
+            if frameRatePending { try settleFrameRateAtEnd() }
             if let videoEncoder {
                 try videoEncoder.flush { packet throws(WriterError) in try self.sendEncoded(packet) }
             } else if let audioEncoder {

@@ -41,6 +41,13 @@ final class DeferredHeader {
         return awaitedStreams.isEmpty
     }
 
+    /// Marks `index` as having its parameters (set on the stream by the
+    /// caller); true once no stream waits any longer.
+    func markSupplied(index: Int) -> Bool {
+        awaitedStreams.remove(index)
+        return awaitedStreams.isEmpty
+    }
+
     /// Keeps a copy of `packet` (its bytes owned by the copy) until the header is written.
     func keep(_ packet: UnsafeMutablePointer<AVPacket>) throws(WriterError) {
         var copy = av_packet_clone(packet)

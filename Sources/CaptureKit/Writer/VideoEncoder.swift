@@ -25,6 +25,9 @@ final class VideoEncoder {
     /// How many times a new conversion buffer had to be allocated (1 in
     /// steady state: the first frame's).
     private(set) var bufferAllocations = 0
+    /// Whether a frame, and the end of the stream, were sent.
+    private var sentFrames = false
+    private var flushed = false
 
     var timeBase: AVRational { context.pointee.time_base }
 
@@ -144,6 +147,16 @@ final class VideoEncoder {
     }
 
     deinit {
+        if encoderName == "libsvtav1" && sentFrames && !flushed {
+            // SVT-AV1 closes only after it has seen the end of the stream:
+            // freed with frames inside (a cancelled file) it waits forever
+            // for a packet. Its remaining output is dropped. (One that was
+            // never sent a frame waits forever either way: see
+            // `AssetWriterInput.prepare`.)
+            if avcodec_send_frame(context, nil) >= 0 {
+                while avcodec_receive_packet(context, packet) >= 0 { av_packet_unref(packet) }
+            }
+        }
         var contextPointer: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&contextPointer)
         var framePointer: UnsafeMutablePointer<AVFrame>? = frame
@@ -218,6 +231,7 @@ final class VideoEncoder {
         guard converted > 0 else { throw .ffmpeg(FFmpegError(call: "sws_scale", code: converted < 0 ? converted : cffmpeg_averror(EINVAL))) }
         frame.pointee.pts = pts
         frame.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        sentFrames = true
         try check("avcodec_send_frame(\(encoderName))") { avcodec_send_frame(context, frame) }
         try drain(sink)
     }
@@ -267,6 +281,7 @@ final class VideoEncoder {
         lent.pointee.linesize.2 = Int32(chromaStride)
         lent.pointee.pts = pts
         lent.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        sentFrames = true
         let sent = avcodec_send_frame(context, lent)
         av_frame_unref(lent)
         if sent < 0 { throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: sent)) }
@@ -279,6 +294,7 @@ final class VideoEncoder {
 
     /// Sends the end of the stream and passes on every packet still inside.
     func flush(sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        flushed = true
         let status = avcodec_send_frame(context, nil)
         if status < 0 && status != cffmpeg_AVERROR_EOF {
             throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: status))
