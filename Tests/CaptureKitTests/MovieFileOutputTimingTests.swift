@@ -185,7 +185,7 @@ import Testing
         let scratch = try WriterScratchDirectory()
         let camera = TruncatedClockCamera(start: MonotonicClock.nowNanoseconds())
         let output = MovieFileOutput()
-        output.maxRecordedDuration = MediaTime(value: 2, timescale: 1)
+        output.maxRecordingDuration = MediaTime(value: 2, timescale: 1)
         output.segmentDuration = MediaTime(value: 1, timescale: 1)
         let template = try FileNameTemplate(scratch.file("cut-%n.mp4"))
         let recorder = try record([camera], to: output) { output.startRecording(toTemplate: template, recordingDelegate: $0) }
@@ -255,7 +255,7 @@ import Testing
         let camera = StallingCamera(start: start, before: start + 1_300_000_000, late: start + 2_200_000_000)
         let microphone = SteadyMicrophone(start: start, end: start + 4_000_000_000, after: camera.started, done: camera.release)
         let output = MovieFileOutput()
-        output.maxRecordedDuration = MediaTime(value: 3, timescale: 1)
+        output.maxRecordingDuration = MediaTime(value: 3, timescale: 1)
         output.segmentDuration = MediaTime(value: 1, timescale: 1)
         let template = try FileNameTemplate(scratch.file("part-%n.mp4"))
         let recorder = try record([camera, microphone], to: output) { output.startRecording(toTemplate: template, recordingDelegate: $0) }

@@ -132,7 +132,7 @@ import Testing
         let scratch = try WriterScratchDirectory()
         let cameras = [Self.camera(320, 240, fps: 30), Self.camera(160, 120, fps: 1)]
         let output = MovieFileOutput()
-        output.maxRecordedDuration = MediaTime(value: 2, timescale: 1)
+        output.maxRecordingDuration = MediaTime(value: 2, timescale: 1)
         output.segmentDuration = MediaTime(value: 2, timescale: 5)
         let recorder = try Self.recordUntilItEnds(cameras, with: output, toTemplate: scratch.file("cam%c-%n.mp4"))
         #expect(recorder.reason == .maxDuration)
@@ -167,7 +167,7 @@ import Testing
         let cameras = [Self.camera(320, 240, fps: 30), Self.camera(160, 120, fps: 15)]
         let tone = CaptureInput(source: TestToneSource())
         let output = MovieFileOutput()
-        output.maxRecordedDuration = MediaTime(value: 5, timescale: 2)
+        output.maxRecordingDuration = MediaTime(value: 5, timescale: 2)
         output.segmentDuration = MediaTime(value: 1, timescale: 1)
         let recorder = try Self.recordUntilItEnds(cameras + [tone], with: output, toTemplate: scratch.file("cam%c-%n.mp4"))
         #expect(recorder.reason == .maxDuration)

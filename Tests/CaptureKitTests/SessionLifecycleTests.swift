@@ -288,7 +288,7 @@ import Testing
         session.addInput(CaptureInput(source: TickingCamera()))
         let output = MovieFileOutput()
         output.segmentDuration = MediaTime(value: 1, timescale: 2)
-        output.maxRecordedDuration = MediaTime(value: 3, timescale: 2)
+        output.maxRecordingDuration = MediaTime(value: 3, timescale: 2)
         session.addOutput(output)
         try session.startRunning()
         defer { session.stopRunning() }

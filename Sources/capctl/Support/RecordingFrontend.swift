@@ -236,8 +236,8 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
         // With a file per camera, each file's make and model are its own camera's (the library fills them in).
         settings.metadata = (template.hasCameraNumber ? [] : defaultMetadata(inputs)) + request.extraMetadata
         output.settings = settings
-        output.maxRecordedDuration = request.maxDuration ?? .invalid
-        output.maxRecordedFileSize = request.maxSize ?? 0
+        output.maxRecordingDuration = request.maxDuration ?? .invalid
+        output.maxRecordingSize = request.maxSize ?? 0
         output.minFreeDiskSpaceLimit = request.minFreeSpace
         output.segmentDuration = request.segmentDuration ?? .invalid
         output.segmentFileSize = request.segmentSize ?? 0
@@ -341,7 +341,16 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
-        reporter.segment(file, error: error)
+        switch error {
+        case .cannotCreate?, .outputExists?:
+            // No file was made: the recording's end says why, and no event claims one was written.
+            return
+        case let error? where error.recordingSuccessfullyFinished:
+            // A limit or a lost camera ended the recording with this file, which is complete: the end event says which.
+            reporter.segment(file, error: nil)
+        default:
+            reporter.segment(file, error: error)
+        }
     }
 
     func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {

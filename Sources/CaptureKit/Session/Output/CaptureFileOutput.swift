@@ -26,11 +26,23 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Codecs, fragments, metadata.
     public var settings = RecordingSettings()
-    /// Stop when the recording (all files, pauses left out) reaches this
-    /// media time; invalid for no limit.
+    /// Stop when the file being written (pauses left out) reaches this
+    /// media time, as AVFoundation's limit on each recorded file: the
+    /// delegate's `didFinishRecordingTo` hears `limitReached(.maxDuration)`
+    /// (successfully finished), and may start the next recording there.
+    /// A file started by switching (`startRecording` while recording, a
+    /// segment) counts from its own start. Invalid for no limit.
     public var maxRecordedDuration: MediaTime = .invalid
-    /// Stop before the files together would exceed this many bytes; 0 for no limit.
+    /// Stop before the file being written would exceed this many bytes (with
+    /// one file per camera, the largest of them); 0 for no limit.
     public var maxRecordedFileSize: Int64 = 0
+    /// Stop when the whole recording (every file, pauses left out) reaches
+    /// this media time, whatever its files; invalid for no limit. Not in
+    /// AVFoundation: capctl's `--max-duration` with segments.
+    public var maxRecordingDuration: MediaTime = .invalid
+    /// Stop before the recording's files together would exceed this many
+    /// bytes; 0 for no limit. Not in AVFoundation: capctl's `--max-size`.
+    public var maxRecordingSize: Int64 = 0
     /// Stop before the volume's free space falls below this many bytes; 0 for no check.
     public var minFreeDiskSpaceLimit: Int64 = 0
     /// Start a new file when the current one reaches this media time (invalid: never).
@@ -81,6 +93,11 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     private var active: FileRecording?
     /// The recording that receives samples: `active` once it has begun.
     private var receiving: FileRecording?
+    /// Recordings that ended while still finishing their files when the
+    /// next one began (started from their delegate, or right after a
+    /// stop): they receive samples until they are over, so that their
+    /// inputs pass the cut and their last files finish at once.
+    private var finishing: [FileRecording] = []
 
     public override init() { super.init() }
 
@@ -90,9 +107,12 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// the next video frame. On a session that is not running yet, the
     /// recording begins when it starts. The path is taken as is. A file
     /// that cannot be created ends the recording at once: the delegate
-    /// hears `didEndRecordingWith` (`error`) before this returns.
+    /// hears `didFinishRecordingTo` and `didEndRecordingWith` with the
+    /// error before this returns. Called once a recording is stopping
+    /// (from its delegate's `didFinishRecordingTo` at a limit, or after
+    /// `stopRecording()`), it starts a new recording.
     public func startRecording(to path: String, recordingDelegate: (any CaptureFileOutputRecordingDelegate)?) {
-        if let recording = lock.withLock({ active.flatMap { $0.isOver ? nil : $0 } }) {
+        if let recording = current {
             recording.requestSwitch(to: path)
             return
         }
@@ -109,6 +129,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     private func start(_ recording: FileRecording) {
         let inputs = lock.withLock { () -> [CaptureInput]? in
+            if let previous = receiving, !previous.isOver { finishing.append(previous) }
+            receiving = nil
             active = recording
             return sessionInputs
         }
@@ -157,8 +179,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     public func resumeRecording() { current?.resume() }
 
-    /// The recording under way, if any.
-    private var current: FileRecording? { lock.withLock { active.flatMap { $0.isOver ? nil : $0 } } }
+    /// The recording under way and not ending, if any.
+    private var current: FileRecording? { lock.withLock { active.flatMap { $0.isEnding ? nil : $0 } } }
 
     public var isRecording: Bool { current != nil }
     public var isRecordingPaused: Bool { current?.isPaused ?? false }
@@ -207,21 +229,28 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     open override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        lock.withLock { receiving }?.capture(sample, from: input)
+        let (recording, ending) = lock.withLock { () -> (FileRecording?, [FileRecording]) in
+            if !finishing.isEmpty { finishing.removeAll { $0.isOver } }
+            return (receiving, finishing)
+        }
+        for previous in ending { previous.capture(sample, from: input) }
+        recording?.capture(sample, from: input)
     }
 
     open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
-        lock.withLock { receiving }?.input(input, didEnd: end)
+        let (recording, ending) = lock.withLock { (receiving, finishing) }
+        for previous in ending { previous.input(input, didEnd: end) }
+        recording?.input(input, didEnd: end)
     }
 
     /// The session stopped: the recording under way finishes its files.
     open override func sessionDidStopRunning() {
-        let recording = lock.withLock { () -> FileRecording? in
+        let recordings = lock.withLock { () -> [FileRecording] in
             sessionInputs = nil
-            defer { receiving = nil }
-            return receiving
+            defer { receiving = nil; finishing = [] }
+            return finishing + [receiving].compactMap { $0 }
         }
-        recording?.sessionDidStop()
+        for recording in recordings { recording.sessionDidStop() }
     }
 }
 

@@ -27,6 +27,9 @@ extension FileRecording {
             next = try files.open(number: fileCount + 2, path: path, inputs: inputs, sharedVideo: sharedVideo, leavingOut: endedInputs)
             lock.withLock { (currentPath, currentPaths) = (next.path, next.parts.map(\.path)) }
         } catch {
+            // The file that could not be made is reported as finished with
+            // the error; the one before it ends complete, and so does the recording.
+            reportUnmade(path: error.path ?? path ?? files.path(number: fileCount + 2), index: fileCount + 2, error: error)
             stop(file, at: time, reason: .error, error: error)
             return
         }
@@ -54,11 +57,18 @@ extension FileRecording {
         file.awaiting = Set(inputs.indices.filter { file.writerInputs.indices.contains($0) && file.writerInputs[$0] != nil }).subtracting(endedInputs)
         draining.append(file)
         closedDuration = closedDuration + file.closedDuration
-        delegateCall { $1.fileOutput($0, willFinishRecordingTo: file.path, error: nil) }
+        delegateCall { $1.fileOutput($0, willFinishRecordingTo: file.path, error: file.endError) }
     }
 
     func stop(_ file: RecordingFileWriter, at time: MediaTime, reason: RecordingStopReason, error: RecordingError?) {
         stopping = (reason, error)
+        lock.withLock { ending = true }
+        // A limit or a lost device ends the recording with this file, which
+        // is complete: its didFinishRecordingTo says why (as AVFoundation's
+        // does, with "successfully finished"). Other errors concern another
+        // file (the next one that could not be made) or come with this
+        // file's own finishing.
+        if let error, error.recordingSuccessfullyFinished { file.endError = error }
         beginCut(file, at: time)
         current = nil
         finishDrainedFiles(force: false)
@@ -106,6 +116,7 @@ extension FileRecording {
         } else if let failure = part.writer.error {
             error = RecordingFileFactory.writeError(failure, path: part.path)
         }
+        if error == nil { error = file.endError }
         // Pictures a decoder held until the end are in the file too.
         let after = held.reduce((written: 0, skipped: 0)) { ($0.written + $1.writtenFrameCount, $0.skipped + $1.framesSkippedBeforeKeyframe) }
         let late = max(0, after.written - before.written)
@@ -134,19 +145,32 @@ extension FileRecording {
         // A part finished ahead of the others (its camera went away) ends where its camera's media did.
         let duration = part.endDuration ?? file.closedDuration
         let record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
-                                  videoFrames: part.videoFrames, audioSamples: part.audioSamples, isComplete: error == nil)
+                                  videoFrames: part.videoFrames, audioSamples: part.audioSamples,
+                                  isComplete: error?.recordingSuccessfullyFinished ?? true)
         closedVideoFrames += part.videoFrames
         closedAudioSamples += part.audioSamples
         file.videoFrames -= part.videoFrames
         file.audioSamples -= part.audioSamples
         lock.withLock { stats.files.append(part.path) }
+        if let error, !error.recordingSuccessfullyFinished, stopping == nil || stopping?.error == nil {
+            stopping = (.error, error)
+            lock.withLock { ending = true }
+        }
         delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
-        if let error, stopping == nil || stopping?.error == nil { stopping = (.error, error) }
+    }
+
+    /// Reports a file that could not be made (its folder missing, a file in
+    /// the way) as finished with the error, so that every file a recording
+    /// was asked to write reaches `didFinishRecordingTo` once.
+    func reportUnmade(path: String, index: Int, error: RecordingError) {
+        let record = RecordedFile(path: path, index: index, duration: .zero, bytes: 0, videoFrames: 0, audioSamples: 0, isComplete: false)
+        delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
     }
 
     func fail(_ error: RecordingError, file: RecordingFileWriter) {
         guard stopping == nil || stopping?.reason != .error else { return }
         stopping = (.error, error)
+        lock.withLock { ending = true }
         if current === file {
             current = nil
             // Cut where its samples end, so that its duration is counted.

@@ -117,6 +117,7 @@ extension FileRecording {
         guard betweenFiles else { return }
         betweenFiles = false
         stopping = (reason, error)
+        lock.withLock { ending = true }
         finishDrainedFiles(force: false)
     }
 
@@ -132,6 +133,7 @@ extension FileRecording {
             lock.withLock { (currentPath, currentPaths) = (next.path, next.parts.map(\.path)) }
             return next
         } catch {
+            reportUnmade(path: error.path ?? nextPath ?? files.path(number: fileCount + 2), index: fileCount + 2, error: error)
             stopBetweenFiles(reason: .error, error: error)
             return nil
         }

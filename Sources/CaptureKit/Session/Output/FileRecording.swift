@@ -43,7 +43,8 @@ final class FileRecording: @unchecked Sendable {
         files = RecordingFileFactory(destination: destination, settings: output.settings,
                                      overwritesExistingFiles: output.overwritesExistingFiles, recordedMediaTypes: output.recordedMediaTypes)
         strongDelegate = delegate
-        limits = RecordingLimits(maxDuration: output.maxRecordedDuration, maxSize: output.maxRecordedFileSize,
+        limits = RecordingLimits(maxDuration: output.maxRecordingDuration, maxSize: output.maxRecordingSize,
+                                 maxFileDuration: output.maxRecordedDuration, maxFileSize: output.maxRecordedFileSize,
                                  minFreeSpace: output.minFreeDiskSpaceLimit, segmentDuration: output.segmentDuration,
                                  segmentSize: output.segmentFileSize)
         sampleHandler = output.sampleHandler
@@ -79,7 +80,10 @@ final class FileRecording: @unchecked Sendable {
     }
 
     func stop(reason: RecordingStopReason, error: RecordingError?) {
-        lock.withLock { commands.append(.stop(reason, error)) }
+        lock.withLock {
+            commands.append(.stop(reason, error))
+            ending = true
+        }
     }
 
     func pause() { lock.withLock { commands.append(.pause) } }
@@ -91,6 +95,12 @@ final class FileRecording: @unchecked Sendable {
     /// Whether the recording has ended (its delegate heard it, or is hearing it now).
     var isOver: Bool { lock.withLock { over } }
     var over = false
+    /// Whether it is ending: stopped, at a limit or by an error, its last
+    /// files still being finished. A new `startRecording` then starts a new
+    /// recording rather than switching this one's file, as a delegate that
+    /// restarts from `didFinishRecordingTo` expects.
+    var isEnding: Bool { lock.withLock { over || ending } }
+    var ending = false
 
     var isPaused: Bool { lock.withLock { stats.isPaused } }
     var outputFilePath: String? { lock.withLock { currentPath } }
@@ -120,8 +130,12 @@ final class FileRecording: @unchecked Sendable {
     func endBeforeBeginning(_ error: RecordingError?, reason: RecordingStopReason = .error) {
         guard !hasBegun else { return }
         ended = true
+        lock.withLock { ending = true }
         encoders?.leaveAll()
         preRoll?.leaveAll()
+        // The file it was to write reaches didFinishRecordingTo all the same, with why not.
+        let path = error?.path ?? files.path(number: 1)
+        reportUnmade(path: path, index: 1, error: error ?? .nothingWritten(path: path, reason: "the recording was stopped before it began"))
         endRecordingReported(reason: reason, error: error)
     }
 

@@ -42,6 +42,16 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Capture failed.
     case capture(CaptureError)
 
+    /// The file the error is about, when it names one.
+    public var path: String? {
+        switch self {
+        case .cannotCreate(let path, _), .outputExists(let path), .diskFull(let path), .writeFailed(let path, _), .nothingWritten(let path, _):
+            return path
+        case .limitReached, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .deviceLost, .capture:
+            return nil
+        }
+    }
+
     /// Whether the file was finished and is playable despite the error.
     public var recordingSuccessfullyFinished: Bool {
         switch self {

@@ -42,6 +42,10 @@ final class RecordingFileWriter {
     var startedReported = false
     /// Whether a shared encoder was asked for the keyframe a size cut waits for.
     var askedForKeyframe = false
+    /// Why the recording ended with this file, when a limit or a lost
+    /// device ended it: what its `didFinishRecordingTo` reports (the file
+    /// is complete all the same).
+    var endError: RecordingError?
     /// The largest growth of the estimated size from one video frame (or audio buffer) to the next.
     var largestStep: Int64 = 0
     var lastEstimate: Int64 = 0

@@ -8,8 +8,13 @@ import Glibc
 /// for every sample on the writing thread; it answers with a decision and
 /// keeps only the free-space bookkeeping.
 struct RecordingLimits {
+    /// The whole recording's limits, over every file.
     let maxDuration: MediaTime
     let maxSize: Int64
+    /// Each file's limits (AVFoundation's `maxRecordedDuration` and
+    /// `maxRecordedFileSize`): reached, they stop the recording too.
+    let maxFileDuration: MediaTime
+    let maxFileSize: Int64
     let minFreeSpace: Int64
     let segmentDuration: MediaTime
     let segmentSize: Int64
@@ -40,9 +45,12 @@ struct RecordingLimits {
     private var lastFreeSpace: Int64?
     private var onDiskAtFreeSpaceCheck: Int64 = 0
 
-    init(maxDuration: MediaTime, maxSize: Int64, minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64) {
+    init(maxDuration: MediaTime, maxSize: Int64, maxFileDuration: MediaTime = .invalid, maxFileSize: Int64 = 0,
+         minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64) {
         self.maxDuration = maxDuration
         self.maxSize = maxSize
+        self.maxFileDuration = maxFileDuration
+        self.maxFileSize = maxFileSize
         self.minFreeSpace = minFreeSpace
         self.segmentDuration = segmentDuration
         self.segmentSize = segmentSize
@@ -85,6 +93,10 @@ struct RecordingLimits {
             let limitTime = start + (maxDuration.nanoseconds - closedDuration - file.closedDuration)
             if reach >= limitTime { return .stop(at: cut(limitTime), reason: .maxDuration) }
         }
+        if maxFileDuration.isNumeric {
+            let limitTime = start + (maxFileDuration.nanoseconds - file.closedDuration)
+            if reach >= limitTime { return .stop(at: cut(limitTime), reason: .maxDuration) }
+        }
         if segmentDuration.isNumeric {
             let segmentEnd = start + (segmentDuration.nanoseconds - file.closedDuration)
             if reach >= segmentEnd {
@@ -102,6 +114,7 @@ struct RecordingLimits {
         file.lastEstimate = estimate
         let margin = 2 * file.largestStep + 32 * 1024
         if maxSize > 0, closedBytes + estimate + margin >= maxSize { return .stop(at: time, reason: .maxSize) }
+        if maxFileSize > 0, file.largestPartSize + margin >= maxFileSize { return .stop(at: time, reason: .maxSize) }
         if minFreeSpace > 0 {
             let now = MonotonicClock.nowNanoseconds()
             let written = closedBytes + estimate
