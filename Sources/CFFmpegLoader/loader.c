@@ -52,6 +52,9 @@ static void capctl_ffmpeg_load_all(void) {
             capctl_ffmpeg_fail(dlerror(), libraries[library].package);
         }
     }
+    // Looked up here, inside the one-time load (capctl_ffmpeg_symbol would wait for it).
+    void *avutil = handles[capctl_ffmpeg_avutil];
+    capctl_ffmpeg_install_log(dlsym(avutil, "av_log_get_level"), dlsym(avutil, "av_log_format_line2"), dlsym(avutil, "av_log_set_callback"));
 }
 
 void *capctl_ffmpeg_symbol(enum capctl_ffmpeg_library library, const char *name) {

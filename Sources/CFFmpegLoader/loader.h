@@ -19,4 +19,9 @@ enum capctl_ffmpeg_library {
 __attribute__((visibility("hidden")))
 void *capctl_ffmpeg_symbol(enum capctl_ffmpeg_library library, const char *name);
 
+/// Routes FFmpeg's log through log.c's sink (nowhere until one is set).
+/// Called once, when the libraries are loaded.
+__attribute__((visibility("hidden")))
+void capctl_ffmpeg_install_log(void *get_level, void *format_line, void *set_callback);
+
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CaptureKit
 
@@ -104,5 +105,40 @@ import Testing
         return text.split(separator: "\n").compactMap { line in
             line.split(separator: " ").first { $0.hasPrefix("psnr_y:") }.flatMap { Double($0.dropFirst(7)) ?? ($0.hasSuffix("inf") ? 99 : nil) }
         }
+    }
+}
+
+/// FFmpeg's log reaches a handler a program sets, and never stderr.
+@Suite(.serialized) struct FFmpegLogTests {
+    /// Converting to full-range yuvj420p makes libswscale warn "deprecated pixel format used".
+    static func convertToDeprecatedFormat() throws {
+        _ = try NumberedFrames.convert(NumberedFrames.make(1), to: .yuvj420p)
+    }
+
+    @Test func aHandlerHearsWhatFFmpegSays() throws {
+        let heard = Mutex<[String]>([])
+        FFmpegLog.setHandler { _, line in heard.withLock { $0.append(line) } }
+        defer { FFmpegLog.setHandler(nil) }
+        try Self.convertToDeprecatedFormat()
+        #expect(heard.withLock { $0 }.contains { $0.contains("deprecated pixel format") }, "\(heard.withLock { $0 })")
+    }
+
+    @Test func withoutAHandlerNothingReachesStderr() throws {
+        FFmpegLog.setHandler(nil)
+        // Stderr into a pipe for the call (other tests write nothing there).
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let saved = dup(STDERR_FILENO)
+        dup2(ends[1], STDERR_FILENO)
+        var failure: (any Error)?
+        do { try Self.convertToDeprecatedFormat() } catch { failure = error }
+        dup2(saved, STDERR_FILENO)
+        close(saved)
+        close(ends[1])
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(ends[0], &buffer, buffer.count)
+        close(ends[0])
+        #expect(failure == nil)
+        #expect(count == 0, "stderr got: \(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self))")
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegLoader
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,15 +55,17 @@ func ffmpegAllocation<T>(_ name: @autoclosure () -> String, _ body: () -> T?) th
 }
 
 /// FFmpeg's own logging, which would print on stderr from inside the
-/// libraries: silenced, since CaptureKit reports failures through errors.
-/// Setting the environment variable CAPCTL_FFMPEG_LOG to quiet, error,
-/// warning, info, verbose or debug brings it back at that level.
+/// libraries: off (see `FFmpegLog`), since CaptureKit reports failures
+/// through errors. Setting the environment variable CAPCTL_FFMPEG_LOG to
+/// error, warning, info, verbose or debug writes it on stderr at that level.
 enum FFmpegLogging {
     static let configured: Void = {
         let levels: [String: Int32] = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
                                        "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
         let requested = getenv("CAPCTL_FFMPEG_LOG").map { String(cString: $0).lowercased() }
-        av_log_set_level(requested.flatMap { levels[$0] } ?? AV_LOG_QUIET)
+        let level = requested.flatMap { levels[$0] } ?? AV_LOG_QUIET
+        av_log_set_level(level)
+        if level > AV_LOG_QUIET { capctl_ffmpeg_set_log_sink { _, line in if let line { _ = write(STDERR_FILENO, line, strlen(line)) } } }
     }()
 
     static func configure() { _ = configured }
