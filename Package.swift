@@ -46,6 +46,11 @@ let package = Package(
             path: "Examples/RecordClip"
         ),
         .executableTarget(
+            name: "LoopRecorder",
+            dependencies: ["CaptureKit"],
+            path: "Examples/LoopRecorder"
+        ),
+        .executableTarget(
             name: "capctl-bench",
             dependencies: ["CaptureKit", "CFFmpeg"]
         ),
@@ -55,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "RecordClip"]
+            dependencies: ["capctl", "RecordClip", "LoopRecorder"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// Examples/LoopRecorder, built with the package and run: the AVFoundation
+/// recorder loop (restart from didFinishRecordingTo at each duration limit)
+/// makes its files, each as long as the limit.
+@Suite struct LoopRecorderExampleTests {
+    @Test func restartsFromTheDelegateAtEachLimit() throws {
+        let scratch = try RecordScratch()
+        let process = Process()
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("LoopRecorder")
+        process.arguments = [scratch.path, "0.8", "3"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
+
+        // "PATH: 0.800 s, 24 frames (the recording reached its max-duration limit)" for each file.
+        let lines = said.split(separator: "\n")
+        #expect(lines.count == 3, "\(said)")
+        for number in 1...3 {
+            let path = scratch.file("loop-\(number).mp4")
+            let line = try #require(lines.count >= number ? lines[number - 1] : nil)
+            #expect(line.hasPrefix(path + ": 0.800 s"), "\(line)")
+            #expect(line.hasSuffix("(the recording reached its max-duration limit)"), "\(line)")
+            let frames = Int(line.split(separator: ",")[1].split(separator: " ")[0]) ?? -1
+            #expect(try packetTimes(path).count == frames, "\(path)")
+            let probed = try runTool("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+            #expect(abs((Double(probed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 0.8) <= 0.05, "\(path): \(probed.stdout)")
+        }
+    }
+}
