@@ -43,6 +43,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// The format chosen under `lockForConfiguration()`, and the lock.
     let configuration = Locked(DeviceConfiguration())
 
+    /// The camera's controls (opened on first use and kept), its light and
+    /// its zoom ramp, for focus, exposure, white balance, zoom and torch
+    /// (see CaptureDevice+CameraSettings). Separate from `configuration`, so
+    /// a change that waits (a one-shot focus) does not hold up the format.
+    let cameraSettings = Locked(CameraSettingsState())
+
     init(path: String, uniqueID: String, localizedName: String, mediaType: MediaType, driver: String, bus: String,
          modelID: String?, position: DevicePosition, hasTorch: Bool, hasFlash: Bool, access: DeviceAccess, backend: Backend) {
         self.path = path
