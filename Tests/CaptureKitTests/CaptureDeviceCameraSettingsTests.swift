@@ -3,29 +3,40 @@ import Foundation
 import Glibc
 import Testing
 
-/// A fake V4L2 camera as a CaptureDevice at a path of its own, with a fake
-/// clock (and, for the light, a fake sysfs) under its settings.
-private func settingsDevice(_ camera: FakeCamera, hasTorch: Bool = false, clock: any ControlClock = FakeClock(),
-                            sysfsRoot: String? = nil) -> (CaptureDevice, FakeControlV4L2) {
-    let path = "/dev/fake-settings-\(UUID().uuidString)"
-    if let fake = clock as? FakeClock { camera.clock = fake }
-    let v4l2 = FakeControlV4L2([path: camera])
-    let device = CaptureDevice(path: path, uniqueID: "fake:\(path)", localizedName: "Fake Camera", mediaType: .video,
-                               driver: "fake", bus: "platform:fake", modelID: nil, position: .unspecified, hasTorch: hasTorch,
-                               hasFlash: false, access: .authorized, backend: .v4l2(v4l2))
-    let discovery = TorchDiscovery(v4l2: v4l2, mediaController: FakeMediaController(), devRoot: "/nonexistent-dev",
-                                   sysfsRoot: sysfsRoot ?? "/nonexistent-sys")
-    device.useCameraSettingsEnvironment(clock: clock, torchDiscovery: discovery)
-    return (device, v4l2)
-}
-
 /// An empty system: no cameras, no sound cards.
 private func emptyDiscovery(_ tree: TemporaryTree) -> DeviceDiscovery {
     DeviceDiscovery(v4l2: FakeV4L2(), alsa: FakeALSA(), devRoot: "\(tree.root)/dev", sysfsRoot: "\(tree.root)/sys")
 }
 
 /// Focus, exposure, white balance, zoom and torch on CaptureDevice, over fake V4L2 controls.
-@Suite struct CaptureDeviceCameraSettingsTests {
+@Suite final class CaptureDeviceCameraSettingsTests {
+    /// The fake devices' paths, whose advisory lock files (taken by
+    /// `lockForConfiguration()` in the system's lock folder) go with the test.
+    private let lockedPaths = Locked<[String]>([])
+
+    deinit {
+        for path in lockedPaths.current {
+            unlink("\(ConfigurationLock.defaultDirectory())/\(ConfigurationLock.lockFileName(for: path))")
+        }
+    }
+
+    /// A fake V4L2 camera as a CaptureDevice at a path of its own, with a fake
+    /// clock (and, for the light, a fake sysfs) under its settings.
+    func settingsDevice(_ camera: FakeCamera, hasTorch: Bool = false, clock: any ControlClock = FakeClock(),
+                        sysfsRoot: String? = nil) -> (CaptureDevice, FakeControlV4L2) {
+        let path = "/dev/fake-settings-\(UUID().uuidString)"
+        lockedPaths.withLock { $0.append(path) }
+        if let fake = clock as? FakeClock { camera.clock = fake }
+        let v4l2 = FakeControlV4L2([path: camera])
+        let device = CaptureDevice(path: path, uniqueID: "fake:\(path)", localizedName: "Fake Camera", mediaType: .video,
+                                   driver: "fake", bus: "platform:fake", modelID: nil, position: .unspecified, hasTorch: hasTorch,
+                                   hasFlash: false, access: .authorized, backend: .v4l2(v4l2))
+        let discovery = TorchDiscovery(v4l2: v4l2, mediaController: FakeMediaController(), devRoot: "/nonexistent-dev",
+                                       sysfsRoot: sysfsRoot ?? "/nonexistent-sys")
+        device.useCameraSettingsEnvironment(clock: clock, torchDiscovery: discovery)
+        return (device, v4l2)
+    }
+
     // MARK: The lock
 
     @Test func focusModeSetUnderTheLockTakesEffect() throws {
@@ -250,6 +261,20 @@ private func emptyDiscovery(_ tree: TemporaryTree) -> DeviceDiscovery {
         #expect(device.videoZoomFactor == stopped)
         #expect(stopped < 8)
         #expect(camera.sets(of: ControlID.zoomAbsolute).allSatisfy { $0 < 800 })
+    }
+
+    @Test func settingTheZoomDuringARampStopsTheRamp() throws {
+        let camera = FakeCameras.full(zoomMinimum: 100, zoomMaximum: 800)
+        let (device, _) = settingsDevice(camera, clock: MonotonicControlClock())
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        try device.ramp(toVideoZoomFactor: 8, withRate: 0.5)
+        usleep(100_000)
+        device.videoZoomFactor = 2
+        #expect(!device.isRampingVideoZoom)
+        usleep(200_000)
+        #expect(device.videoZoomFactor == 2)
+        #expect(camera.sets(of: ControlID.zoomAbsolute).last == 200)
     }
 
     @Test func aRampNeedsZoomAndARate() throws {

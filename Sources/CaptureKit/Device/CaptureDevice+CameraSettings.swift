@@ -409,12 +409,11 @@ extension CaptureDevice {
 
     /// Jumps to a zoom factor, stopping a ramp in progress, or says why not.
     public func setVideoZoomFactor(_ factor: Double) throws(ControlError) {
+        guard isLockedForConfiguration else { throw .notLockedForConfiguration(device: path) }
+        // Stop a ramp first, so that no step of it lands after the jump.
+        cancelVideoZoomRamp()
         try change("zoom") { (controls: DeviceControls) throws(ControlError) in
             try controls.setVideoZoomFactor(factor)
-        }
-        cameraSettings.withLock { state in
-            state.rampGeneration += 1
-            state.isRamping = false
         }
     }
 
