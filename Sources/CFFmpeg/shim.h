@@ -28,6 +28,8 @@ static const int64_t cffmpeg_AV_NOPTS_VALUE = AV_NOPTS_VALUE;
 #include <libavutil/mathematics.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/parseutils.h>
+// A track's display matrix: the rotation and mirroring a connection asks for.
+#include <libavutil/display.h>
 
 // More FFERRTAG error codes the writer and player tell apart; like the ones
 // above, Swift cannot evaluate the macros that build them.

@@ -1,10 +1,18 @@
+import Synchronization
+
 /// Where a capture session sends samples, like AVCaptureOutput. Subclasses
 /// (`CaptureFileOutput`, photo outputs) take samples on the capture threads
 /// in `capture(_:from:)`, which must return at once: queue and count, never
 /// wait on an encoder.
 open class CaptureOutput: @unchecked Sendable {
-    // @unchecked: it has no state; subclasses state their own guarantee.
+    // @unchecked: its one state, the connections, is behind a Mutex; subclasses state their own guarantee.
     public init() {}
+
+    /// The connections (see `CaptureConnection`), kept by the session.
+    let connectionList = Mutex<[CaptureConnection]>([])
+
+    /// The media types this output takes, whose inputs it has connections to.
+    open var connectedMediaTypes: Set<MediaType> { [.video, .audio] }
 
     /// The session is about to start running with these (opened) inputs, or
     /// this output was added to a session that runs with them.

@@ -170,6 +170,7 @@ public final class CaptureSession: @unchecked Sendable {
             }
             return running
         }
+        defer { updateConnections() }
         guard isRunning else { return }
         for input in removedInputs { stopLoop(of: input) }
         var opened: [CaptureInput] = []
@@ -198,6 +199,7 @@ public final class CaptureSession: @unchecked Sendable {
         for output in addedOutputs {
             // A recording it was asked for before begins now; if its first
             // file cannot be created, its delegate has heard why.
+            output.updateConnections(inputs: current)
             try? output.sessionWillStartRunning(inputs: current)
             lock.withLock { outputList.append(output) }
         }
@@ -230,6 +232,7 @@ public final class CaptureSession: @unchecked Sendable {
             let cameras = inputs.filter { $0.mediaType == .video }
             if cameras.count > 1 { for camera in cameras { try camera.startStreaming() } }
             for output in outputs {
+                output.updateConnections(inputs: inputs)
                 try output.sessionWillStartRunning(inputs: inputs)
                 told.append(output)
             }
@@ -311,6 +314,12 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// The outputs samples go to now (read for every sample, on the capture threads).
     private func outputsSnapshot() -> [CaptureOutput] { lock.withLock { outputList } }
+
+    /// Gives every output a connection to each input (see `CaptureConnection`).
+    private func updateConnections() {
+        let (inputs, outputs) = lock.withLock { (inputList, outputList) }
+        for output in outputs { output.updateConnections(inputs: inputs) }
+    }
 
     /// An input's loop ended by itself: every output hears it (a file output
     /// finishes its recording with the reason), then the observers.

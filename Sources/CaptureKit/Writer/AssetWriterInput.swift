@@ -27,6 +27,12 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// encoder settings that keep latency low.
     public var expectsMediaDataInRealTime = false
 
+    /// How the video is shown, as AVAssetWriterInput's `transform`: turned
+    /// by a right angle and mirrored, written as the track's display matrix
+    /// (MP4 and QuickTime; other containers play the picture as it is).
+    /// Set it before writing starts.
+    public var transform = VideoTransform.identity
+
     /// The track's language as an ISO 639-2 code (`eng`), where the container records one.
     public var languageCode: String?
 
@@ -146,6 +152,17 @@ public final class AssetWriterInput: @unchecked Sendable {
             self.packet = packet
             if marksOutputTrackAsEnabled { stream.pointee.disposition |= AV_DISPOSITION_DEFAULT }
             if let languageCode { av_dict_set(&stream.pointee.metadata, "language", languageCode, 0) }
+            if outputSettings.mediaType == .video, transform != .identity {
+                guard let matrix = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * MemoryLayout<Int32>.size) else {
+                    throw .ffmpeg(FFmpegError(call: "av_stream_new_side_data", code: cffmpeg_averror(ENOMEM)))
+                }
+                matrix.withMemoryRebound(to: Int32.self, capacity: 9) { values in
+                    // Read back by av_display_rotation_get (ffprobe's "rotation") as
+                    // the negated angle, as a phone's portrait video reads -90.
+                    av_display_rotation_set(values, transform.rotationAngle)
+                    if transform.isMirrored { av_display_matrix_flip(values, 1, 0) }
+                }
+            }
             if let title {
                 av_dict_set(&stream.pointee.metadata, "title", title, 0)
                 av_dict_set(&stream.pointee.metadata, "handler_name", title, 0)

@@ -83,6 +83,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// The media types this output records.
     open var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
+    open override var connectedMediaTypes: Set<MediaType> { recordedMediaTypes }
 
     // MARK: State (under `lock`)
 

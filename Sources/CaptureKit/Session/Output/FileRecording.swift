@@ -33,7 +33,7 @@ final class FileRecording: @unchecked Sendable {
     // MARK: Configuration, fixed when the recording starts
 
     weak var output: CaptureFileOutput?
-    let files: RecordingFileFactory
+    var files: RecordingFileFactory
     let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     let queueCapacity: Int
     let recordedMediaTypes: Set<MediaType>
@@ -269,8 +269,13 @@ final class FileRecording: @unchecked Sendable {
     /// Checks that every input can be written to the files with the
     /// settings (codec allowed in the container …), creates the first file,
     /// and starts the writing thread. Called with the session's opened inputs.
-    func begin(inputs allInputs: [CaptureInput]) throws(RecordingError) {
+    func begin(inputs sessionInputs: [CaptureInput]) throws(RecordingError) {
         guard thread == nil, current == nil else { return }
+        // A disabled connection leaves its input out; the others' settle how their tracks are shown.
+        let allInputs = sessionInputs.filter { output?.isConnectionEnabled(for: $0) ?? true }
+        files.transforms = Dictionary(uniqueKeysWithValues: allInputs.compactMap { input in
+            output?.connection(from: input).map { (ObjectIdentifier(input), $0.transform) }
+        })
         inputs = allInputs
         samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
         let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }

@@ -15,6 +15,9 @@ struct RecordingFileFactory {
 
     let destination: Destination
     let settings: RecordingSettings
+    /// How each input's video is shown (its connection's rotation and
+    /// mirroring), by input; settled when the recording begins.
+    var transforms: [ObjectIdentifier: VideoTransform] = [:]
     let overwritesExistingFiles: Bool
     let recordedMediaTypes: Set<MediaType>
 
@@ -115,6 +118,7 @@ struct RecordingFileFactory {
             }
             let writerInput = AssetWriterInput(outputSettings: outputSettings)
             writerInput.expectsMediaDataInRealTime = settings.realTime
+            if input.mediaType == .video, let transform = transforms[ObjectIdentifier(input)] { writerInput.transform = transform }
             // Each track names its device, so that a file of several cameras tells them apart.
             writerInput.title = "\(input.source.localizedName) (\(input.source.uniqueID))"
             // A camera's compressed frames recorded with an encoder are decoded first.
