@@ -3,6 +3,8 @@
 // pattern where there is none); each time a file reaches the limit, the
 // delegate's didFinishRecordingTo hears it as an error whose "successfully
 // finished" is true and starts the next file from there, until COUNT files.
+// Focus and exposure are locked first where the camera can (a virtual
+// camera cannot: it says so, and nothing changes).
 //
 //     swift run LoopRecorder [FOLDER] [SECONDS] [COUNT]
 import CaptureKit
@@ -57,6 +59,17 @@ let folder = arguments.first ?? "."
 let seconds = arguments.count > 1 ? Double(arguments[1]) ?? 1 : 1
 let count = arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3
 guard let camera = CaptureDevice.default(for: .video) else { fail("no camera, not even a virtual one") }
+
+// Keep focus and exposure steady across the files, as the camera allows.
+do {
+    try camera.lockForConfiguration()
+    if camera.isFocusModeSupported(.locked) { camera.focusMode = .locked }
+    if camera.isExposureModeSupported(.locked) { camera.exposureMode = .locked }
+    camera.unlockForConfiguration()
+} catch {
+    fail("\(error)")
+}
+print("focus: \(camera.focusMode.rawValue), exposure: \(camera.exposureMode.rawValue)")
 
 let session = CaptureSession()
 let movieOutput = MovieFileOutput()
