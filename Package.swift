@@ -51,6 +51,11 @@ let package = Package(
             path: "Examples/LoopRecorder"
         ),
         .executableTarget(
+            name: "WriteFrames",
+            dependencies: ["CaptureKit"],
+            path: "Examples/WriteFrames"
+        ),
+        .executableTarget(
             name: "capctl-bench",
             dependencies: ["CaptureKit", "CFFmpeg"]
         ),
@@ -60,7 +65,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "RecordClip", "LoopRecorder"]
+            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames"]
         ),
     ],
     swiftLanguageModes: [.v6]
