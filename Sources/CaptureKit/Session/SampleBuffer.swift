@@ -91,6 +91,26 @@ public final class VideoSampleBuffer: Sendable {
     }
 
     public var bytes: UnsafeRawBufferPointer { storage.bytes }
+
+    /// The image-buffer view of the frame's pixels, as
+    /// CMSampleBufferGetImageBuffer gives: pixel format, size and planes,
+    /// read in place (read-only: lock it with `.readOnly`, or use
+    /// `withLockedBaseAddress`). nil for compressed frames (MJPEG, H.264)
+    /// and for bytes too short for the layout. The same object each time.
+    public var imageBuffer: SampleImageBuffer? {
+        imageBufferCache.withLock { cached in
+            if let cached { return cached }
+            var made: SampleImageBuffer?
+            if case .raw(let format, let bytesPerRow) = layout {
+                made = SampleImageBuffer(storage: storage, format: format, width: width, height: height, bytesPerRow: bytesPerRow)
+            }
+            cached = .some(made)
+            return made
+        }
+    }
+
+    /// Made on first use (it asks libavutil for the planes' layout).
+    private let imageBufferCache = Locked<SampleImageBuffer??>(nil)
 }
 
 /// A run of captured audio frames, interleaved (or planes one after another

@@ -50,8 +50,15 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
 /// An image in memory: planes of pixels in one pixel format, like a
 /// CVPixelBuffer. Backed by a reference-counted FFmpeg frame that this object
 /// owns and frees.
+///
+/// It is an `ImageBuffer`: `lockBaseAddress`/`baseAddress(ofPlane:)` as
+/// with a captured frame's `imageBuffer`. Not Sendable: used from one
+/// thread at a time (hand it to the writer from the thread that filled it).
 public final class PixelBuffer {
     let frame: UnsafeMutablePointer<AVFrame>
+    /// Base-address locks held now (`ImageBuffer`).
+    var readLocks = 0
+    var writeLocks = 0
 
     public var width: Int { Int(frame.pointee.width) }
     public var height: Int { Int(frame.pointee.height) }
@@ -127,5 +134,68 @@ public final class PixelBuffer {
         let data = Swift.withUnsafeBytes(of: frame.pointee.data) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
         let lines = Swift.withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
         return body(data, lines)
+    }
+}
+
+extension PixelBuffer: ImageBuffer {
+    public func bytesPerRow(ofPlane plane: Int) -> Int {
+        plane >= 0 && plane < planeCount ? bytesPerRow(plane: plane) : 0
+    }
+
+    public func width(ofPlane plane: Int) -> Int {
+        plane >= 0 && plane < planeCount ? ImagePlaneLayout.size(ofPlane: plane, format: pixelFormat, width: width, height: height).width : 0
+    }
+
+    public func height(ofPlane plane: Int) -> Int {
+        plane >= 0 && plane < planeCount ? rowCount(plane: plane) : 0
+    }
+
+    public func baseAddress(ofPlane plane: Int) -> UnsafeMutableRawPointer? {
+        guard plane >= 0, plane < planeCount, readLocks + writeLocks > 0 else { return nil }
+        return withPlaneArrays { data, _ in UnsafeMutableRawPointer(data[plane]) }
+    }
+
+    /// Locks the planes; without `.readOnly` the frame is made writable first
+    /// (copied when an encoder still holds a reference to it), so that
+    /// writing never changes a picture handed on before.
+    @discardableResult
+    public func lockBaseAddress(_ flags: ImageBufferLockFlags = []) -> Bool {
+        if flags.contains(.readOnly) {
+            readLocks += 1
+        } else {
+            guard av_frame_make_writable(frame) >= 0 else { return false }
+            writeLocks += 1
+        }
+        return true
+    }
+
+    public func unlockBaseAddress(_ flags: ImageBufferLockFlags = []) {
+        if flags.contains(.readOnly) { readLocks = max(0, readLocks - 1) } else { writeLocks = max(0, writeLocks - 1) }
+    }
+
+    /// Whether the buffer is locked now (a pool does not hand out a locked buffer).
+    var isLocked: Bool { readLocks + writeLocks > 0 }
+
+    /// A new buffer holding a copy of `image` (a captured frame's image
+    /// buffer, say), in its format and size: to keep a frame past the
+    /// delegate call, or to convert or encode it.
+    public convenience init(copying image: some ImageBuffer) throws(WriterError) {
+        try self.init(width: image.width, height: image.height, pixelFormat: image.pixelFormat)
+        let copied: Bool = image.withLockedBaseAddress(.readOnly) { source in
+            for plane in 0..<min(source.planeCount, planeCount) {
+                guard let from = source.baseAddress(ofPlane: plane) else { return false }
+                let rowBytes = min(source.bytesPerRow(ofPlane: plane), bytesPerRow(plane: plane),
+                                   Int(av_image_get_linesize(pixelFormat.raw, Int32(width), Int32(plane))))
+                let sourceStride = source.bytesPerRow(ofPlane: plane)
+                withUnsafeMutableBytes(plane: plane) { target in
+                    let stride = bytesPerRow(plane: plane)
+                    for row in 0..<min(rowCount(plane: plane), source.height(ofPlane: plane)) {
+                        (target.baseAddress! + row * stride).copyMemory(from: from + row * sourceStride, byteCount: rowBytes)
+                    }
+                }
+            }
+            return true
+        }
+        guard copied else { throw .invalidState("the image's planes cannot be read") }
     }
 }

@@ -1,10 +1,19 @@
+import CFFmpeg
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Hears the frames of a `VideoDataOutput`, like
-/// AVCaptureVideoDataOutputSampleBufferDelegate. Calls come on the
-/// output's own thread, one at a time, in capture order.
-public protocol VideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
-    /// One frame as the camera delivered it (raw or compressed, see its
-    /// `layout`). Holding it past the call keeps a capture buffer from the
-    /// device: copy what is needed instead.
+/// AVCaptureVideoDataOutputSampleBufferDelegate. Calls come on the queue
+/// given to `setSampleBufferDelegate(_:queue:)` (or the output's own thread
+/// when none is), one at a time, in capture order, and never after
+/// `CaptureSession.stopRunning()` has returned.
+public protocol VideoDataOutputSampleBufferDelegate: AnyObject {
+    /// One frame: in the output's `videoSettings` format and size when it
+    /// has them (see `sample.imageBuffer`), else as the camera delivered it
+    /// (raw or compressed, see its `layout`). Holding it past the call keeps
+    /// a capture buffer from the device: copy what is needed instead.
     func videoDataOutput(_ output: VideoDataOutput, didOutput sample: VideoSampleBuffer, from input: CaptureInput)
     /// Frames were let go because the delegate was still busy with an
     /// earlier one; `total` is how many since the output began.
@@ -15,19 +24,41 @@ extension VideoDataOutputSampleBufferDelegate {
     public func videoDataOutput(_ output: VideoDataOutput, didDropFrames total: Int) {}
 }
 
-/// Hands a session's video frames to a delegate on a thread of its own,
-/// like AVCaptureVideoDataOutput: for analysis (a motion detector) rather
+/// Hands a session's video frames to a delegate, like
+/// AVCaptureVideoDataOutput: for analysis (a motion detector) rather
 /// than recording. Capture never waits on the delegate: frames wait in a
 /// short queue (one frame when `alwaysDiscardsLateVideoFrames`), and those
-/// that find it full are dropped and counted.
+/// that find it full are dropped and counted. Frames are converted to
+/// `videoSettings` on the output's own thread, never on the capture thread.
 public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: the delegate, the queue and the thread are guarded by `state`; the queue is thread-safe itself.
+    // @unchecked: the delegate, its queue, the settings, the delivery and the thread are guarded by `state`;
+    // the delivery guards its own state.
+
+    /// The pixel format and size frames are handed over in, as
+    /// AVCaptureVideoDataOutput's `videoSettings` (kCVPixelBufferPixelFormatTypeKey,
+    /// kCVPixelBufferWidthKey, kCVPixelBufferHeightKey). A nil width or
+    /// height keeps the camera's size.
+    public struct Settings: Sendable, Hashable {
+        public var pixelFormat: PixelFormat
+        public var width: Int?
+        public var height: Int?
+
+        public init(pixelFormat: PixelFormat, width: Int? = nil, height: Int? = nil) {
+            self.pixelFormat = pixelFormat
+            self.width = width
+            self.height = height
+        }
+    }
+
     private struct State {
         weak var delegate: (any VideoDataOutputSampleBufferDelegate)?
-        var queue: BoundedQueue<(VideoSampleBuffer, CaptureInput)>?
+        var callbackQueue: DispatchQueue?
+        var settings: Settings?
+        var delivery: VideoDataDelivery?
         var thread: CaptureThread?
         var droppedBefore = 0
         var reportedDrops = 0
+        var failedConversions = 0
     }
 
     private let state = Locked(State())
@@ -41,59 +72,304 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
         super.init()
     }
 
-    /// Sets the delegate (held weakly) that hears the frames.
-    public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?) {
-        state.withLock { $0.delegate = delegate }
+    /// Sets the delegate (held weakly) that hears the frames, and the queue
+    /// its calls are made on, as AVCaptureVideoDataOutput's method: calls
+    /// come one at a time, in capture order, on `queue` (a serial queue, as
+    /// AVFoundation asks), or on the output's own thread when it is nil.
+    /// While a call runs, newer frames are dropped (see `alwaysDiscardsLateVideoFrames`).
+    public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
+        state.withLock {
+            $0.delegate = delegate
+            $0.callbackQueue = delegate == nil ? nil : queue
+        }
+    }
+
+    /// The delegate, if it is still alive.
+    public var sampleBufferDelegate: (any VideoDataOutputSampleBufferDelegate)? { state.withLock { $0.delegate } }
+    /// The queue the delegate is called on; nil: the output's own thread.
+    public var sampleBufferCallbackQueue: DispatchQueue? { state.withLock { $0.callbackQueue } }
+
+    /// The format and size frames are handed over in; nil (the default):
+    /// as the camera gives them. Compressed frames (MJPEG, H.264) are
+    /// decoded first. May be changed while the session runs: it applies
+    /// from the next frame.
+    public var videoSettings: Settings? {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    /// The pixel formats `videoSettings` may ask for, the most useful first.
+    public var availableVideoPixelFormatTypes: [PixelFormat] {
+        let formats: [PixelFormat] = [.bgra, .rgba, .nv12, .yuv420p, .yuyv422, .uyvy422, .rgb24, .bgr24, .gray8, .yuv422p, .yuv444p]
+        return formats.filter { $0.isConvertible(asInput: false) }
     }
 
     /// Frames dropped because the delegate was busy, since the output was made.
     public var droppedFrameCount: Int {
-        state.withLock { $0.droppedBefore + ($0.queue?.refusedCount ?? 0) }
+        state.withLock { $0.droppedBefore + ($0.delivery?.queue.refusedCount ?? 0) }
     }
+
+    /// Frames that could not be decoded or converted to `videoSettings`
+    /// (and so never reached the delegate), since the output was made.
+    public var failedConversionCount: Int { state.withLock { $0.failedConversions } }
 
     // MARK: CaptureOutput
 
     public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
-        let queue = BoundedQueue<(VideoSampleBuffer, CaptureInput)>(capacity: alwaysDiscardsLateVideoFrames ? 1 : 8)
+        let delivery = VideoDataDelivery(capacity: alwaysDiscardsLateVideoFrames ? 1 : 8)
         let started = state.withLock { state -> Bool in
-            guard state.queue == nil else { return false }
-            state.queue = queue
+            guard state.delivery == nil else { return false }
+            state.delivery = delivery
             return true
         }
         guard started else { return }
-        let thread = CaptureThread(name: "video-data") { [weak self] in self?.deliver(from: queue) }
+        let thread = CaptureThread(name: "video-data") { [weak self] in self?.deliver(delivery) }
         state.withLock { $0.thread = thread }
     }
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        guard case .video(let video) = sample, let queue = state.withLock({ $0.queue }) else { return }
-        queue.put((video, input))
+        guard case .video(let video) = sample, let delivery = state.withLock({ $0.delivery }) else { return }
+        delivery.queue.put((video, input))
     }
 
+    /// Ends delivery: no delegate call begins after this returns, and one
+    /// under way on another thread is waited for. Called from inside a
+    /// delegate call (a delegate that stops the session), it does not wait
+    /// for that call, and nothing follows it.
     public override func sessionDidStopRunning() {
-        let (queue, thread) = state.withLock { state in
+        let (delivery, thread) = state.withLock { state in
             defer {
-                state.droppedBefore += state.queue?.refusedCount ?? 0
-                state.queue = nil
+                state.droppedBefore += state.delivery?.queue.refusedCount ?? 0
+                state.delivery = nil
                 state.thread = nil
             }
-            return (state.queue, state.thread)
+            return (state.delivery, state.thread)
         }
-        queue?.close()
+        delivery?.stop()
+        // The thread waits for no delegate call once stopped; from its own
+        // thread (stopped inside a call without a queue) this detaches it.
         thread?.join()
     }
 
     // MARK: The output's thread
 
-    private func deliver(from queue: BoundedQueue<(VideoSampleBuffer, CaptureInput)>) {
-        while let (sample, input) = queue.take() {
-            let (delegate, drops) = state.withLock { state -> ((any VideoDataOutputSampleBufferDelegate)?, Int?) in
-                let total = state.droppedBefore + queue.refusedCount
-                defer { state.reportedDrops = total }
-                return (state.delegate, total > state.reportedDrops ? total : nil)
+    private func deliver(_ delivery: VideoDataDelivery) {
+        let converter = VideoDataConverter()
+        while let (sample, input) = delivery.queue.take() {
+            if delivery.isStopped { break }
+            let settings = state.withLock { $0.settings }
+            var converted: [VideoSampleBuffer] = []
+            do throws(WriterError) {
+                converted = try converter.convert(sample, to: settings)
+            } catch {
+                state.withLock { $0.failedConversions += 1 }
+                continue
             }
-            if let drops { delegate?.videoDataOutput(self, didDropFrames: drops) }
-            delegate?.videoDataOutput(self, didOutput: sample, from: input)
+            for frame in converted {
+                let (delegate, queue, drops) = state.withLock { state -> ((any VideoDataOutputSampleBufferDelegate)?, DispatchQueue?, Int?) in
+                    let total = state.droppedBefore + delivery.queue.refusedCount
+                    defer { state.reportedDrops = total }
+                    return (state.delegate, state.callbackQueue, total > state.reportedDrops ? total : nil)
+                }
+                guard let delegate else { continue }
+                let box = DelegateBox(delegate: delegate)
+                let call: @Sendable () -> Void = { [self] in
+                    if let drops { box.delegate.videoDataOutput(self, didDropFrames: drops) }
+                    box.delegate.videoDataOutput(self, didOutput: frame, from: input)
+                }
+                if let queue {
+                    delivery.call(on: queue, call)
+                } else {
+                    delivery.call(call)
+                }
+                if delivery.isStopped { return }
+            }
         }
+    }
+}
+
+/// Carries a delegate to the queue its calls are made on.
+private struct DelegateBox: @unchecked Sendable {
+    // @unchecked: the delegate is called only through `VideoDataDelivery.call`,
+    // which makes one call at a time (the output's thread waits for each), on
+    // the one queue (or thread) the program chose, in capture order.
+    let delegate: any VideoDataOutputSampleBufferDelegate
+}
+
+/// One running of a video data output: the frames waiting for the
+/// delegate, and whether calls may still begin. `stop()` closes it: no
+/// call begins after it returns, and a call under way on another thread is
+/// waited for (not one on the stopping thread itself: a delegate that stops
+/// the session from its callback).
+final class VideoDataDelivery: @unchecked Sendable {
+    // @unchecked: `stopped`, `calling`, `callingThread` and `pending` are read and written under `mutex`; `queue` is thread-safe.
+    let queue: BoundedQueue<(VideoSampleBuffer, CaptureInput)>
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var stopped = false
+    private var calling = false
+    private var callingThread = pthread_t()
+    /// A call handed to the delegate's queue has not ended yet.
+    private var pending = false
+
+    init(capacity: Int) {
+        queue = BoundedQueue(capacity: capacity)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    var isStopped: Bool { locked { stopped } }
+
+    /// Runs `body` here, unless stopped.
+    func call(_ body: () -> Void) {
+        let begins = locked { () -> Bool in
+            guard !stopped else { return false }
+            calling = true
+            callingThread = pthread_self()
+            return true
+        }
+        guard begins else { return }
+        body()
+        locked {
+            calling = false
+            pthread_cond_broadcast(condition)
+        }
+    }
+
+    /// Runs `body` on `queue`, unless stopped by then, and waits until it
+    /// has run or the delivery is stopped: the output's thread takes no
+    /// frame meanwhile, so that late frames are dropped while the delegate
+    /// is busy. (Not `queue.sync`: a stop made on that queue outside a call
+    /// would wait for this thread, which would wait for the queue.)
+    func call(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        locked { pending = true }
+        queue.async { [self] in
+            call(body)
+            locked {
+                pending = false
+                pthread_cond_broadcast(condition)
+            }
+        }
+        locked {
+            while pending && !stopped { pthread_cond_wait(condition, mutex) }
+        }
+    }
+
+    func stop() {
+        locked {
+            stopped = true
+            pthread_cond_broadcast(condition)
+            while calling && pthread_equal(callingThread, pthread_self()) == 0 { pthread_cond_wait(condition, mutex) }
+        }
+        queue.close()
+    }
+}
+
+/// Turns frames into the output's `videoSettings` on the output's thread:
+/// compressed frames decoded, then converted with libswscale. Owned by that thread.
+final class VideoDataConverter {
+    private var decoder: CompressedFrameDecoder?
+    private var decoderCodec: String?
+    private var converter: PixelConverter?
+    private let frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+
+    deinit {
+        var pointer = frame
+        av_frame_free(&pointer)
+    }
+
+    /// The frames to hand on for `sample`: itself when there are no
+    /// settings or it already matches them; else its picture converted
+    /// (none while a decoder waits for a keyframe, or holds a frame back).
+    func convert(_ sample: VideoSampleBuffer, to settings: Settings?) throws(WriterError) -> [VideoSampleBuffer] {
+        guard let settings else { return [sample] }
+        switch sample.layout {
+        case .raw(let format, let bytesPerRow):
+            let width = settings.width ?? sample.width, height = settings.height ?? sample.height
+            if format == settings.pixelFormat, width == sample.width, height == sample.height { return [sample] }
+            guard let frame else { throw .ffmpeg(FFmpegError(call: "av_frame_alloc", code: cffmpeg_averror(ENOMEM))) }
+            return try PixelPlanes.with(sample.bytes, format: format, width: sample.width, height: sample.height,
+                                        bytesPerRow: bytesPerRow) { planes, strides throws(WriterError) in
+                withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+                    data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                        for plane in 0..<4 { data[plane] = UnsafeMutablePointer(mutating: planes[plane]) }
+                    }
+                }
+                withUnsafeMutablePointer(to: &frame.pointee.linesize) { lines in
+                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                        for plane in 0..<4 { lines[plane] = strides[plane] }
+                    }
+                }
+                frame.pointee.format = format.raw.rawValue
+                frame.pointee.width = Int32(sample.width)
+                frame.pointee.height = Int32(sample.height)
+                return [try converted(frame, like: sample, time: sample.presentationTime, settings: settings)]
+            }
+        case .compressed(let codecName):
+            if decoderCodec != codecName {
+                decoder = try CompressedFrameDecoder(codecName: codecName)
+                decoderCodec = codecName
+            }
+            guard let decoder, decoder.canStart(at: sample.isKeyframe) else { return [] }
+            var frames: [VideoSampleBuffer] = []
+            try decoder.decode(sample.bytes, time: sample.presentationTime) { picture, time throws(WriterError) in
+                frames.append(try converted(picture, like: sample, time: time, settings: settings))
+            }
+            return frames
+        }
+    }
+
+    typealias Settings = VideoDataOutput.Settings
+
+    private func converted(_ source: UnsafeMutablePointer<AVFrame>, like sample: VideoSampleBuffer, time: MediaTime,
+                           settings: Settings) throws(WriterError) -> VideoSampleBuffer {
+        let width = settings.width ?? Int(source.pointee.width), height = settings.height ?? Int(source.pointee.height)
+        if converter?.pixelFormat != settings.pixelFormat || converter?.width != width || converter?.height != height {
+            converter = try PixelConverter(pixelFormat: settings.pixelFormat, width: width, height: height)
+        }
+        let picture = try converter!.convert(frame: source)
+        let storage: SampleStorage
+        let bytesPerRow: Int?
+        if picture.planeCount == 1 {
+            // The converted picture's own memory, lent for as long as the sample lives.
+            let stride = picture.bytesPerRow(plane: 0)
+            let base = picture.withPlaneArrays { data, _ in UnsafeRawPointer(data[0]) }
+            storage = SampleStorage(lending: UnsafeRawBufferPointer(start: base, count: stride * height)) { withExtendedLifetime(picture) {} }
+            bytesPerRow = stride
+        } else {
+            // Several planes: packed one after another, as a sample's layout has them.
+            guard let size = settings.pixelFormat.imageSize(width: width, height: height) else {
+                throw .invalidSettings("\(settings.pixelFormat) cannot hold a \(width)x\(height) image")
+            }
+            let copied = SampleStorage(count: size) { memory in
+                _ = withUnsafePointer(to: &picture.frame.pointee.data) { data in
+                    withUnsafePointer(to: &picture.frame.pointee.linesize) { lines in
+                        data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { data in
+                            lines.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                                av_image_copy_to_buffer(memory.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(size), data, lines,
+                                                        settings.pixelFormat.raw, Int32(width), Int32(height), 1)
+                            }
+                        }
+                    }
+                }
+            }
+            storage = copied
+            bytesPerRow = nil
+        }
+        return VideoSampleBuffer(storage: storage, layout: .raw(settings.pixelFormat, bytesPerRow: bytesPerRow), width: width, height: height,
+                                 presentationTime: time, duration: sample.duration, sequence: sample.sequence)
     }
 }
