@@ -56,6 +56,11 @@ let package = Package(
             path: "Examples/WriteFrames"
         ),
         .executableTarget(
+            name: "SaveFrame",
+            dependencies: ["CaptureKit"],
+            path: "Examples/SaveFrame"
+        ),
+        .executableTarget(
             name: "capctl-bench",
             dependencies: ["CaptureKit", "CFFmpeg"]
         ),
@@ -65,7 +70,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames"]
+            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -8,7 +8,7 @@ import Testing
 /// learns the rate from the frames' times, so rate control spends the bit
 /// rate on the frames that come (told nothing, it spent it on 90000 frames a
 /// second and wrote flat grey pictures).
-@Suite struct EncoderFrameRateTests {
+@Suite(.serialized) struct EncoderFrameRateTests {
     static let width = 320, height = 240
 
     /// A picture with detail everywhere that moves from frame to frame:

@@ -115,7 +115,7 @@ import Testing
         #expect(heard.files.count == 1)
         let (file, error) = try #require(heard.files.first)
         #expect(file.path == path)
-        #expect(!file.isComplete && file.bytes == 0 && file.videoFrames == 0)
+        #expect(!file.isComplete && !file.wasCreated && file.bytes == 0 && file.videoFrames == 0)
         #expect(error?.recordingSuccessfullyFinished == false)
         if case .cannotCreate(let failed, _)? = error { #expect(failed == path) } else { Issue.record("error: \(String(describing: error))") }
         #expect(heard.endings.count == 1 && heard.endings.first?.0 == .error)

@@ -341,10 +341,9 @@ final class RecordingFrontend: CaptureFileOutputRecordingDelegate, @unchecked Se
     }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
+        // No file was made: the recording's end says why, and no event claims one was written.
+        guard file.wasCreated else { return }
         switch error {
-        case .cannotCreate?, .outputExists?:
-            // No file was made: the recording's end says why, and no event claims one was written.
-            return
         case let error? where error.recordingSuccessfullyFinished:
             // A limit or a lost camera ended the recording with this file, which is complete: the end event says which.
             reporter.segment(file, error: nil)

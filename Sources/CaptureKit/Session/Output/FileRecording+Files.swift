@@ -163,7 +163,8 @@ extension FileRecording {
     /// the way) as finished with the error, so that every file a recording
     /// was asked to write reaches `didFinishRecordingTo` once.
     func reportUnmade(path: String, index: Int, error: RecordingError) {
-        let record = RecordedFile(path: path, index: index, duration: .zero, bytes: 0, videoFrames: 0, audioSamples: 0, isComplete: false)
+        let record = RecordedFile(path: path, index: index, duration: .zero, bytes: 0, videoFrames: 0, audioSamples: 0, isComplete: false,
+                                  wasCreated: false)
         delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
     }
 

@@ -40,6 +40,9 @@ public struct RecordedFile: Sendable, Hashable {
     public var audioSamples: Int
     /// Whether it was finalized (false only after a write failure).
     public var isComplete: Bool
+    /// Whether the file was made at all: false for one that could not be
+    /// created (its error says why), which is reported all the same.
+    public var wasCreated = true
 }
 
 /// Totals of a recording so far.

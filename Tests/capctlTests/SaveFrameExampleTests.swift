@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+/// Examples/SaveFrame, built with the package and run: a video data output
+/// with BGRA videoSettings and a delegate on a dispatch queue saves the
+/// 10th frame as JPEG and stops the session from inside its callback.
+@Suite struct SaveFrameExampleTests {
+    @Test func savesTheTenthFrameAsJPEG() throws {
+        let scratch = try RecordScratch()
+        let path = scratch.file("frame.jpg")
+        let process = Process()
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("SaveFrame")
+        process.arguments = [path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
+        // "PATH: bgra WxH", and a JPEG of that size.
+        let words = said.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        #expect(words.count == 3 && words[0] == "\(path):" && words[1] == "bgra", "\(said)")
+        let probed = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", path])
+        #expect(probed.status == 0)
+        let size = words.count == 3 ? words[2].split(separator: "x").joined(separator: ",") : "?"
+        #expect(probed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,\(size)", "\(probed.stdout)")
+    }
+}
