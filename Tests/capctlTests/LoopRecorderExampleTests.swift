@@ -7,17 +7,8 @@ import Testing
 @Suite struct LoopRecorderExampleTests {
     @Test func restartsFromTheDelegateAtEachLimit() throws {
         let scratch = try RecordScratch()
-        let process = Process()
-        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("LoopRecorder")
-        process.arguments = [scratch.path, "0.8", "3"]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        let (status, said, errors) = try runExample("LoopRecorder", [scratch.path, "0.8", "3"])
+        #expect(status == 0, "stderr: \(errors)")
         #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
 
         // "PATH: 0.800 s, 24 frames (the recording reached its max-duration limit)" for each file.

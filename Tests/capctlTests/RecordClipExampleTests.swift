@@ -6,17 +6,9 @@ import Testing
 @Suite struct RecordClipExampleTests {
     @Test func recordsThreeClipsOnOneRunningSession() throws {
         let scratch = try RecordScratch()
-        let process = Process()
-        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("RecordClip")
-        process.arguments = [scratch.path]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        let (status, said, errors) = try runExample("RecordClip", [scratch.path])
+        #expect(status == 0, "stderr: \(errors)")
+        #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
 
         // "PATH: 3.00 s, 90 frames, 144000 audio samples" for each clip, in order.
         let reported = said.split(separator: "\n").filter { $0.contains(".mp4: ") }

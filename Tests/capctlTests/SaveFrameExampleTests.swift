@@ -8,17 +8,8 @@ import Testing
     @Test func savesTheTenthFrameAsJPEG() throws {
         let scratch = try RecordScratch()
         let path = scratch.file("frame.jpg")
-        let process = Process()
-        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("SaveFrame")
-        process.arguments = [path]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        let (status, said, errors) = try runExample("SaveFrame", [path])
+        #expect(status == 0, "stderr: \(errors)")
         #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
         // "PATH: bgra WxH", and a JPEG of that size.
         let words = said.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")

@@ -8,17 +8,8 @@ import Testing
 @Suite struct WriteFramesExampleTests {
     @Test func appendedSampleBuffersReadBackAsTheCapturedPicture() throws {
         let scratch = try RecordScratch()
-        let process = Process()
-        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("WriteFrames")
-        process.arguments = [scratch.path, "60"]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "stderr: \(errors)")
+        let (status, said, errors) = try runExample("WriteFrames", [scratch.path, "60"])
+        #expect(status == 0, "stderr: \(errors)")
         #expect(errors.isEmpty, "a library call wrote on stderr: \(errors)")
         #expect(said.contains(scratch.file("frames.mp4") + ": 60 frames"), "\(said)")
         #expect(try packetTimes(scratch.file("frames.mp4")).count == 60)
