@@ -175,4 +175,30 @@ import Testing
         #expect(files.map { $0.error == nil } == [true, true, false])
         #expect(files.last?.error == .limitReached(.maxDuration))
     }
+
+    /// A camera that goes away ends the file with `deviceLost`, which the
+    /// file's didFinishRecordingTo says (the file is complete), once.
+    @Test func aLostCameraReachesDidFinishWithItsError() throws {
+        let scratch = try WriterScratchDirectory()
+        let camera = TickingCamera()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: camera))
+        let output = MovieFileOutput()
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let heard = Heard()
+        output.startRecording(to: scratch.file("lost.mp4"), recordingDelegate: heard)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while output.statistics.videoFrames < 10 && Date() < deadline { usleep(10_000) }
+        camera.vanish()
+        #expect(heard.wait(files: 1, endings: 1))
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(heard.files.count == 1)
+        let (file, error) = try #require(heard.files.first)
+        #expect(error == .deviceLost("ticking"))
+        #expect(error?.recordingSuccessfullyFinished == true && file.isComplete && file.wasCreated)
+        #expect(try FFprobe.frames(file.path).count == file.videoFrames)
+        #expect(heard.endings.first?.0 == .deviceDisconnected)
+    }
 }

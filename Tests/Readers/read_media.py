@@ -387,7 +387,12 @@ def read_ffprobe(path, family):
         probe = json.loads(p.stdout)
     except ValueError:
         return result(warnings=warnings, error=f'ffprobe printed no JSON (exit {p.returncode})')
-    d = run(['ffmpeg', '-nostdin', '-v', 'warning', '-i', path, '-f', 'null', '-'])
+    # The decoded frames keep the file's own time base on their way to the
+    # null muxer (-enc_time_base -1): on ffmpeg's default 1/frame-rate grid,
+    # two frames closer than one frame interval (two cameras cut at the
+    # other's frame) would meet at one tick there, a warning about ffmpeg's
+    # own output, not the file.
+    d = run(['ffmpeg', '-nostdin', '-v', 'warning', '-i', path, '-enc_time_base', '-1', '-f', 'null', '-'])
     warnings += ffmpeg_lines('ffmpeg', d.stderr)
     streams = first_of(probe.get('streams', []), 'codec_type')
     spans = {kind: Span() for kind in streams}
