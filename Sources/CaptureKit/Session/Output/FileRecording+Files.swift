@@ -116,7 +116,6 @@ extension FileRecording {
         } else if let failure = part.writer.error {
             error = RecordingFileFactory.writeError(failure, path: part.path)
         }
-        if error == nil { error = file.endError }
         // Pictures a decoder held until the end are in the file too.
         let after = held.reduce((written: 0, skipped: 0)) { ($0.written + $1.writtenFrameCount, $0.skipped + $1.framesSkippedBeforeKeyframe) }
         let late = max(0, after.written - before.written)
@@ -133,6 +132,9 @@ extension FileRecording {
                                      : "the writer could use none of its \(taken) frames"
             error = .nothingWritten(path: part.path, reason: reason)
         }
+        // A limit or a lost camera ended the recording with this file (a
+        // file with nothing decodable in it says that instead).
+        if error == nil { error = file.endError }
         if case .nothingWritten? = error, !Posix.isAccessible(part.path) {
             // The writer removed a file with nothing decodable in it.
             file.videoFrames -= part.videoFrames
