@@ -189,8 +189,7 @@ import Testing
         defer { session.stopRunning() }
         let heard = Heard()
         output.startRecording(to: scratch.file("lost.mp4"), recordingDelegate: heard)
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while output.statistics.videoFrames < 10 && Date() < deadline { usleep(10_000) }
+        #expect(eventually { output.statistics.videoFrames >= 10 })
         camera.vanish()
         #expect(heard.wait(files: 1, endings: 1))
         Thread.sleep(forTimeInterval: 0.2)

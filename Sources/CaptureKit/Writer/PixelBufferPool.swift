@@ -93,8 +93,7 @@ public struct PixelBufferAttributes: Sendable, Hashable {
 /// Unlike AVFoundation, the pool exists as soon as the adaptor does (it
 /// needs no running writer); it is nil only for an input that does not
 /// encode video (audio or passthrough) when the attributes give no size.
-public final class AssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
-    // @unchecked: every stored property is a constant; the pool is thread-safe itself.
+public final class AssetWriterInputPixelBufferAdaptor: Sendable {
     public let assetWriterInput: AssetWriterInput
     public let sourcePixelBufferAttributes: PixelBufferAttributes?
     /// Buffers in the attributes' format and size, reused once the writer is done with them.

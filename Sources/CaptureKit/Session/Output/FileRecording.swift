@@ -23,7 +23,8 @@ import Glibc
 ///
 /// Here: requests, beginning, and each sample's way into the files; the
 /// loop and the order requests take effect in `FileRecording+WritingLoop.swift`;
-/// pauses, resumes and the pre-roll in `FileRecording+Pausing.swift`; cutting
+/// pauses, resumes and the pre-roll in `FileRecording+Pausing.swift`; the
+/// first file and the writing thread in `FileRecording+Beginning.swift`; cutting
 /// and finishing files, limits and reports in `FileRecording+Files.swift`;
 /// video from shared encoders in `FileRecording+SharedEncoders.swift`;
 /// samples and inputs' ends from the capture threads in
@@ -258,68 +259,6 @@ final class FileRecording: @unchecked Sendable {
             case .switchFile, .resume: return true
             case .pause, .stop, .stopWhenDrained: return false
             }
-        }
-    }
-
-    // MARK: Beginning
-
-    /// Whether `begin(inputs:)` has run.
-    var hasBegun: Bool { thread != nil || ended }
-
-    /// Checks that every input can be written to the files with the
-    /// settings (codec allowed in the container …), creates the first file,
-    /// and starts the writing thread. Called with the session's opened inputs.
-    func begin(inputs sessionInputs: [CaptureInput]) throws(RecordingError) {
-        guard thread == nil, current == nil else { return }
-        // A disabled connection leaves its input out; the others' settle how their tracks are shown.
-        let allInputs = sessionInputs.filter { output?.isConnectionEnabled(for: $0) ?? true }
-        files.transforms = Dictionary(uniqueKeysWithValues: allInputs.compactMap { input in
-            output?.connection(from: input).map { (ObjectIdentifier(input), $0.transform) }
-        })
-        inputs = allInputs
-        samplesPerWakeup = allInputs.map { max(1, $0.source.samplesPerWakeup) }
-        let accepted = allInputs.filter { recordedMediaTypes.contains($0.mediaType) }
-        hasVideo = accepted.contains { $0.mediaType == .video }
-        severalCameras = accepted.filter { $0.mediaType == .video }.count > 1
-        guard !accepted.isEmpty else {
-            throw .unsupported("nothing to record: this output records \(recordedMediaTypes.map(\.rawValue).sorted().joined(separator: " and ")), and the session has no such input")
-        }
-        // The queue first: a shared encoder delivers into it as soon as it is joined.
-        queue = BoundedQueue(capacity: queueCapacity)
-        // Asked to pause before it began: armed, with no file until the first resume.
-        let armed = lock.withLock { () -> Bool in
-            guard case .pause? = commands.first else { return false }
-            commands.removeFirst()
-            return true
-        }
-        let file: RecordingFileWriter
-        do throws(RecordingError) {
-            try checkCameras(allInputs)
-            try joinSharedEncoders(allInputs)
-            file = try files.open(number: 1, path: armed ? try armedCheckPath() : nil, inputs: inputs, sharedVideo: sharedVideo)
-        } catch {
-            encoders?.leaveAll()
-            preRoll?.leaveAll()
-            throw error
-        }
-        settleKeyframeRules(file)
-        let encoderLosses = encoders?.lossLogs ?? []
-        lock.withLock {
-            recordedLosses = RecordedLosses(devices: accepted.map(\.source),
-                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) })
-            opensLossesAtFirstSample = !armed
-            if !armed, let time = firstSampleTime { recordedLosses.open(at: time) }
-        }
-        if armed {
-            file.cancelWriting()
-            beginArmed()
-        } else {
-            lock.withLock { (currentPath, currentPaths) = (file.path, file.parts.map(\.path)) }
-            current = file
-        }
-        thread = CaptureThread(name: "writer") { [self] in
-            lock.withLock { writingThreadID = pthread_self() }
-            writingLoop()
         }
     }
 
