@@ -8,6 +8,8 @@ final class RunningRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer = Data()
     private var errors = Data()
+    /// Pipes (stdout, stderr) not yet read to their end.
+    private var openPipes = 2
 
     init(_ arguments: [String], in directory: URL) throws {
         process.executableURL = CapctlRun.binary
@@ -19,14 +21,25 @@ final class RunningRecorder: @unchecked Sendable {
         out.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
             guard let self else { return }
-            self.lock.lock(); self.buffer.append(chunk); self.lock.unlock()
+            self.take(chunk, from: handle) { $0.buffer.append($1) }
         }
         err.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
             guard let self else { return }
-            self.lock.lock(); self.errors.append(chunk); self.lock.unlock()
+            self.take(chunk, from: handle) { $0.errors.append($1) }
         }
         try process.run()
+    }
+
+    /// Keeps a chunk read from a pipe; an empty one is the pipe's end.
+    private func take(_ chunk: Data, from handle: FileHandle, into keep: (RunningRecorder, Data) -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        if chunk.isEmpty {
+            handle.readabilityHandler = nil
+            openPipes -= 1
+        } else {
+            keep(self, chunk)
+        }
     }
 
     /// Every complete event so far.
@@ -64,10 +77,17 @@ final class RunningRecorder: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    /// Waits for the process to end and returns its status.
+    /// Waits for the process to end, and for everything it wrote to be
+    /// read (a loaded machine delivers the last lines well after the exit),
+    /// and returns its status.
     func finish() -> Int32 {
         process.waitUntilExit()
-        usleep(100_000)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            lock.lock(); let open = openPipes; lock.unlock()
+            if open <= 0 { break }
+            usleep(10_000)
+        }
         return process.terminationStatus
     }
 
