@@ -219,11 +219,17 @@ public final class CaptureSession: @unchecked Sendable {
     /// each streaming (a camera its bus has no bandwidth for throws
     /// `noBandwidth` here, before any output begins), tells the outputs, and
     /// starts a capture thread per input. Throws the first error, with
-    /// nothing left open or running.
+    /// nothing left open or running; two inputs of one camera are refused
+    /// (`sameCameraTwice`) before any is opened.
     public func startRunning() throws(CaptureError) {
         let (inputs, outputs) = lock.withLock { (inputList, outputList) }
         guard !isRunning else { return }
         var told: [CaptureOutput] = []
+        // The same camera twice would only fail later, less clearly.
+        let cameras = inputs.compactMap { $0.source as? V4L2CaptureSource }
+        if let twice = cameras.first(where: { camera in cameras.filter { $0.uniqueID == camera.uniqueID }.count > 1 }) {
+            throw .sameCameraTwice(twice.path, uniqueID: twice.uniqueID)
+        }
         do {
             for input in inputs { try open(input) }
             // Several cameras stream before any output begins: one the bus

@@ -175,6 +175,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The camera cannot stream beside the others: its bus has no bandwidth
     /// left for it (VIDIOC_STREAMON answered ENOSPC).
     case noBandwidth(String)
+    /// The session has two inputs for one camera (`uniqueID`): a camera
+    /// streams to one reader.
+    case sameCameraTwice(String, uniqueID: String)
 
     public var description: String {
         switch self {
@@ -184,6 +187,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceLost(let device): return "\(device): the device went away"
         case .source(let device, let reason): return "\(device): \(reason)"
         case .configurationLocked(let device, let holder): return "\(device): locked for configuration by \(holder)"
+        case .sameCameraTwice(let device, let uniqueID): return "\(device) (\(uniqueID)) is an input twice; a camera streams to one reader"
         case .noBandwidth(let device): return "\(device): cannot stream beside the other cameras: its bus has no bandwidth left (VIDIOC_STREAMON: no space left on device)"
         }
     }

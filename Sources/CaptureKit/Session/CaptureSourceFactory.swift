@@ -51,3 +51,23 @@ public enum CaptureSourceFactory {
         }
     }
 }
+
+extension CaptureInput {
+    /// An input for the camera `name` names as capctl does: a device node
+    /// (`/dev/video0`), a unique ID, `video:N`, or a virtual camera
+    /// (`test-pattern`, `file:PATH`), capturing what `request` asks for.
+    /// `realtime` false lets a virtual camera run as fast as it is read.
+    /// Throws when no such camera exists (or it is a microphone).
+    public convenience init(camera name: String, request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true,
+                            discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
+        self.init(source: try CaptureSourceFactory.videoSource(name, request: request, realtime: realtime, discovery: discovery))
+    }
+
+    /// An input for the microphone `name` names: an ALSA name (`default`,
+    /// `hw:1,0`), a unique ID, `audio:N`, or a virtual one (`test-tone[:HZ]`,
+    /// `file:PATH`).
+    public convenience init(microphone name: String, request: CaptureAudioRequest = CaptureAudioRequest(), realtime: Bool = true,
+                            discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
+        self.init(source: try CaptureSourceFactory.audioSource(name, request: request, realtime: realtime, discovery: discovery))
+    }
+}

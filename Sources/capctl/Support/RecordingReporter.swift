@@ -29,9 +29,22 @@ final class RecordingReporter: @unchecked Sendable {
     /// the session starts): they follow it.
     private var hasStarted = false
     private var beforeStart: [() -> Void] = []
+    /// Each stream's bytes at the last status, and when that was (for bit rates).
+    private var streamBytes: [Int64] = []
+    private var lastStreamStatus = MonotonicClock.nowNanoseconds()
 
     init(style: ProgressStyle) {
         self.style = style
+    }
+
+    /// Each stream's state now, bit rates over the time since the last call.
+    func streamStatuses(_ streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]) -> [StreamStatus] {
+        let now = MonotonicClock.nowNanoseconds()
+        return lock.withLock {
+            let elapsed = Double(now - lastStreamStatus) / 1e9
+            lastStreamStatus = now
+            return Self.streamStatuses(streams.map { ($0.destination.description, $0.statistics) }, previousBytes: &streamBytes, elapsed: elapsed)
+        }
     }
 
     // MARK: Events

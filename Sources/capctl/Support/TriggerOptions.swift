@@ -44,21 +44,18 @@ struct TriggerOptions: ParsableArguments {
         }
     }
 
-    /// Settings for the file output.
-    func configure(_ output: CaptureFileOutput) {
-        if let preRoll { output.preRollDuration = preRoll.time }
-        if let preRollMemory { output.preRollMemoryLimit = Int(preRollMemory.bytes) }
-        output.startsNewFileOnResume = filePerEvent
-    }
-
-    /// The motion detector asked for, if any.
-    var motionConfiguration: MotionDetector.Configuration? {
-        guard case .motion(let percent)? = resumeOn else { return nil }
-        var configuration = MotionDetector.Configuration()
-        if let percent { configuration.threshold = percent }
-        if let minEvent { configuration.minimumDuration = minEvent.time }
-        if let pauseAfterStill { configuration.stillDuration = pauseAfterStill.time }
-        return configuration
+    /// The recording's start, pre-roll and motion trigger.
+    func apply(to recording: inout CaptureRecorderConfiguration) {
+        recording.startsPaused = startPaused
+        recording.preRoll = preRoll?.time
+        recording.preRollMemoryLimit = preRollMemory.map { Int($0.bytes) }
+        recording.filePerEvent = filePerEvent
+        guard case .motion(let percent)? = resumeOn else { return }
+        var motion = MotionDetector.Configuration()
+        if let percent { motion.threshold = percent }
+        if let minEvent { motion.minimumDuration = minEvent.time }
+        if let pauseAfterStill { motion.stillDuration = pauseAfterStill.time }
+        recording.motion = motion
     }
 }
 
@@ -92,4 +89,13 @@ enum PauseCause: String, Encodable {
     case motion
     /// The picture stayed still (pause).
     case still
+
+    init(_ cause: RecordingPauseCause) {
+        switch cause {
+        case .requested: self = .signal
+        case .armed: self = .start
+        case .motion: self = .motion
+        case .stillness: self = .still
+        }
+    }
 }

@@ -76,6 +76,23 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// (the next the template names), so that each stretch, with its
     /// pre-roll, is a file that plays on its own, complete when it ends.
     public var startsNewFileOnResume = false
+    /// A recording started while this is true begins paused (armed): the
+    /// devices run and the pre-roll fills, and nothing is written until
+    /// `resumeRecording()` or the motion trigger resumes it. The delegate
+    /// hears the pause with the cause `armed`.
+    public var startsRecordingPaused = false
+    /// A motion trigger: while set, motion in the first camera's picture
+    /// resumes a paused recording, and a picture that stayed still for the
+    /// detector's `stillDuration` pauses it (with `startsNewFileOnResume`,
+    /// each event is a file). The output hands the detector the session's
+    /// frames; add only this output to the session. A camera whose
+    /// pictures the detector cannot read (compressed, or raw without 8-bit
+    /// luma) fails the recording's start with `motionCannotRead`. Set
+    /// before the recording starts.
+    public var motionDetector: MotionDetector? {
+        get { lock.withLock { motion?.detector } }
+        set { lock.withLock { motion = newValue.map { MotionTriggerLink(detector: $0, output: self) } } }
+    }
     /// With several cameras, one that goes away ends the whole recording
     /// (as `deviceDisconnected`) instead of only its track. A recording
     /// left without any camera ends either way.
@@ -99,6 +116,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// stop): they receive samples until they are over, so that their
     /// inputs pass the cut and their last files finish at once.
     private var finishing: [FileRecording] = []
+    /// The motion trigger's detector and its link back to this output.
+    private var motion: MotionTriggerLink?
 
     public override init() { super.init() }
 
@@ -129,6 +148,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     private func start(_ recording: FileRecording) {
+        // Asked before it begins: it begins armed, with no file until a resume.
+        if startsRecordingPaused { recording.pause(cause: .armed) }
         let inputs = lock.withLock { () -> [CaptureInput]? in
             if let previous = receiving, !previous.isOver { finishing.append(previous) }
             receiving = nil
@@ -144,6 +165,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     @discardableResult
     private func begin(_ recording: FileRecording, inputs: [CaptureInput]) -> RecordingError? {
         do throws(RecordingError) {
+            try lock.withLock { motion }?.check(inputs)
             try recording.begin(inputs: inputs)
         } catch {
             recording.endBeforeBeginning(error)
@@ -176,9 +198,20 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Called right after `startRecording`, the recording begins paused:
     /// nothing is written until `resumeRecording()` (the pre-roll, if any,
     /// fills meanwhile).
-    public func pauseRecording() { current?.pause() }
+    public func pauseRecording() { current?.pause(cause: .requested) }
 
-    public func resumeRecording() { current?.resume() }
+    public func resumeRecording() { current?.resume(cause: .requested) }
+
+    /// A pause or resume the motion trigger asks for, if it changes anything.
+    func motionTriggered(resume: Bool) {
+        guard let recording = current, recording.isPaused == resume else { return }
+        if resume { recording.resume(cause: .motion) } else { recording.pause(cause: .stillness) }
+    }
+
+    /// The delegate of the recording under way, for the motion trigger's events.
+    func withRecordingDelegate(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {
+        lock.withLock { active }?.delegateCall(body)
+    }
 
     /// The recording under way and not ending, if any.
     private var current: FileRecording? { lock.withLock { active.flatMap { $0.isEnding ? nil : $0 } } }
@@ -215,6 +248,10 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// recording already asked for begins now. Its first file that cannot
     /// be created keeps the session from starting.
     open override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
+        if let watcher = lock.withLock({ motion })?.detector.output {
+            watcher.updateConnections(inputs: inputs)
+            try watcher.sessionWillStartRunning(inputs: inputs)
+        }
         let waiting = lock.withLock { () -> FileRecording? in
             sessionInputs = inputs
             return active.flatMap { $0.hasBegun || $0.isOver ? nil : $0 }
@@ -226,31 +263,39 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Inputs changed while running: a recording keeps the tracks it began
     /// with; the next one records these.
     open override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
-        lock.withLock { if sessionInputs != nil { sessionInputs = inputs } }
+        let watcher = lock.withLock { () -> VideoDataOutput? in
+            if sessionInputs != nil { sessionInputs = inputs }
+            return motion?.detector.output
+        }
+        watcher?.updateConnections(inputs: inputs)
+        watcher?.sessionDidChangeInputs(inputs)
     }
 
     open override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        let (recording, ending) = lock.withLock { () -> (FileRecording?, [FileRecording]) in
+        let (recording, ending, watcher) = lock.withLock { () -> (FileRecording?, [FileRecording], VideoDataOutput?) in
             if !finishing.isEmpty { finishing.removeAll { $0.isOver } }
-            return (receiving, finishing)
+            return (receiving, finishing, motion?.detector.output)
         }
+        watcher?.capture(sample, from: input)
         for previous in ending { previous.capture(sample, from: input) }
         recording?.capture(sample, from: input)
     }
 
     open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
-        let (recording, ending) = lock.withLock { (receiving, finishing) }
+        let (recording, ending, watcher) = lock.withLock { (receiving, finishing, motion?.detector.output) }
+        watcher?.input(input, didEnd: end)
         for previous in ending { previous.input(input, didEnd: end) }
         recording?.input(input, didEnd: end)
     }
 
     /// The session stopped: the recording under way finishes its files.
     open override func sessionDidStopRunning() {
-        let recordings = lock.withLock { () -> [FileRecording] in
+        let (recordings, watcher) = lock.withLock { () -> ([FileRecording], VideoDataOutput?) in
             sessionInputs = nil
             defer { receiving = nil; finishing = [] }
-            return finishing + [receiving].compactMap { $0 }
+            return (finishing + [receiving].compactMap { $0 }, motion?.detector.output)
         }
+        watcher?.sessionDidStopRunning()
         for recording in recordings { recording.sessionDidStop() }
     }
 }

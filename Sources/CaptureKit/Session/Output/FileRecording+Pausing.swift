@@ -22,7 +22,8 @@ extension FileRecording {
         lock.withLock { recordedLosses.close(at: time) }
         lock.withLock { stats.isPaused = true }
         preRoll?.arm(from: time)
-        delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path) }
+        let cause = takePauseCause()
+        delegateCall { $1.fileOutput($0, didPauseRecordingTo: file.path, cause: cause) }
         if file.latestEnd == nil {
             // Nothing was written into it (a resume and a pause at the same
             // frame, or paused before its first frame): no empty file waits
@@ -61,7 +62,8 @@ extension FileRecording {
             stats.lastPreRoll = time > start ? time - start : .zero
         }
         startSession(file, at: start)
-        delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path) }
+        let cause = takeResumeCause()
+        delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path, cause: cause) }
         // The kept samples count against the limits as any other: a
         // duration or size reached inside the pre-roll stops it there.
         for (index, sample) in kept?.samples ?? [] {
@@ -97,7 +99,8 @@ extension FileRecording {
         betweenFiles = true
         lock.withLock { stats.isPaused = true }
         preRoll?.arm(from: MonotonicClock.now())
-        delegateCall { $1.fileOutput($0, didPauseRecordingTo: path) }
+        let cause = takePauseCause()
+        delegateCall { $1.fileOutput($0, didPauseRecordingTo: path, cause: cause) }
     }
 
     /// Requests while no file is open (see `betweenFiles`).

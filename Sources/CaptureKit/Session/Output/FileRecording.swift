@@ -87,10 +87,37 @@ final class FileRecording: @unchecked Sendable {
         }
     }
 
-    func pause() { lock.withLock { commands.append(.pause) } }
-    func resume() {
-        lock.withLock { commands.append(.resume) }
+    /// Asks for a pause, remembering `cause` for the delegate. Pauses and
+    /// resumes keep their causes apart: a resume waiting for its keyframe
+    /// and a pause asked for meanwhile each report their own.
+    func pause(cause: RecordingPauseCause) {
+        lock.withLock {
+            pauseCause = cause
+            commands.append(.pause)
+        }
+    }
+
+    func resume(cause: RecordingPauseCause) {
+        lock.withLock {
+            resumeCause = cause
+            commands.append(.resume)
+        }
         encoders?.requestKeyframe()
+    }
+
+    /// What asked for the pause taking effect now (a request unless a trigger did).
+    func takePauseCause() -> RecordingPauseCause {
+        lock.withLock {
+            defer { pauseCause = nil }
+            return pauseCause ?? .requested
+        }
+    }
+
+    func takeResumeCause() -> RecordingPauseCause {
+        lock.withLock {
+            defer { resumeCause = nil }
+            return resumeCause ?? .requested
+        }
     }
 
     /// Whether the recording has ended (its delegate heard it, or is hearing it now).
@@ -102,6 +129,8 @@ final class FileRecording: @unchecked Sendable {
     /// restarts from `didFinishRecordingTo` expects.
     var isEnding: Bool { lock.withLock { over || ending } }
     var ending = false
+    var pauseCause: RecordingPauseCause?
+    var resumeCause: RecordingPauseCause?
 
     var isPaused: Bool { lock.withLock { stats.isPaused } }
     var outputFilePath: String? { lock.withLock { currentPath } }

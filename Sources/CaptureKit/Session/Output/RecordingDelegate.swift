@@ -16,6 +16,20 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     /// with its last frame (with one file per camera, its file is
     /// finished), and the recording goes on without it.
     func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError)
+    /// The recording paused, and what paused it. By default this calls
+    /// `fileOutput(_:didPauseRecordingTo:)`.
+    func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String, cause: RecordingPauseCause)
+    /// The recording resumed, and what resumed it. By default this calls
+    /// `fileOutput(_:didResumeRecordingTo:)`.
+    func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String, cause: RecordingPauseCause)
+    /// The output's motion trigger saw motion begin at `time` (the first
+    /// frame that moved), `score` percent of the picture changed; a paused
+    /// recording resumes. Comes on the motion detector's thread.
+    func fileOutput(_ output: CaptureFileOutput, didDetectMotionAt time: MediaTime, score: Double)
+    /// Motion ended: the picture has been still since `time`; `score` is
+    /// the event's highest. A recording that runs pauses. Comes on the
+    /// motion detector's thread.
+    func fileOutput(_ output: CaptureFileOutput, didEndMotionAt time: MediaTime, score: Double)
 }
 
 extension CaptureFileOutputRecordingDelegate {
@@ -26,6 +40,26 @@ extension CaptureFileOutputRecordingDelegate {
     public func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError) {}
+    public func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String, cause: RecordingPauseCause) {
+        fileOutput(output, didPauseRecordingTo: path)
+    }
+    public func fileOutput(_ output: CaptureFileOutput, didResumeRecordingTo path: String, cause: RecordingPauseCause) {
+        fileOutput(output, didResumeRecordingTo: path)
+    }
+    public func fileOutput(_ output: CaptureFileOutput, didDetectMotionAt time: MediaTime, score: Double) {}
+    public func fileOutput(_ output: CaptureFileOutput, didEndMotionAt time: MediaTime, score: Double) {}
+}
+
+/// What paused or resumed a recording.
+public enum RecordingPauseCause: String, Sendable, Hashable {
+    /// `pauseRecording()` or `resumeRecording()`.
+    case requested
+    /// The recording began paused (`CaptureFileOutput.startsRecordingPaused`).
+    case armed
+    /// The motion trigger saw motion begin (a resume).
+    case motion
+    /// The motion trigger saw the picture stay still (a pause).
+    case stillness
 }
 
 /// One finished file of a recording.

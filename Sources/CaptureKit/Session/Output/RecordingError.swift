@@ -41,13 +41,19 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     case deviceLost(String)
     /// Capture failed.
     case capture(CaptureError)
+    /// The motion trigger has no camera to watch.
+    case motionNeedsCamera
+    /// The motion trigger reads 8-bit luma from raw pictures, and the
+    /// camera at `device` sends `sends` (a codec, or a raw format without it).
+    case motionCannotRead(device: String, sends: String)
 
     /// The file the error is about, when it names one.
     public var path: String? {
         switch self {
         case .cannotCreate(let path, _), .outputExists(let path), .diskFull(let path), .writeFailed(let path, _), .nothingWritten(let path, _):
             return path
-        case .limitReached, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .deviceLost, .capture:
+        case .limitReached, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .deviceLost, .capture, .motionNeedsCamera,
+             .motionCannotRead:
             return nil
         }
     }
@@ -56,7 +62,9 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     public var recordingSuccessfullyFinished: Bool {
         switch self {
         case .limitReached, .deviceLost: return true
-        case .cannotCreate, .outputExists, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .diskFull, .writeFailed, .nothingWritten, .capture: return false
+        case .cannotCreate, .outputExists, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .diskFull, .writeFailed, .nothingWritten, .capture,
+             .motionNeedsCamera, .motionCannotRead:
+            return false
         }
     }
 
@@ -75,6 +83,9 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .nothingWritten(let path, let reason): return "\(path): no frame could be written: \(reason)"
         case .deviceLost(let device): return "\(device): the device went away during the recording"
         case .capture(let error): return error.description
+        case .motionNeedsCamera: return "motion triggering watches a camera's picture, and the session has no camera"
+        case .motionCannotRead(let device, let sends):
+            return "\(device): motion triggering reads 8-bit luma from raw pictures and this camera sends \(sends)"
         }
     }
 }

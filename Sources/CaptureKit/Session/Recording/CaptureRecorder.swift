@@ -1,0 +1,293 @@
+import Dispatch
+import Synchronization
+
+/// A whole recording on a capture session, as `capctl record` makes one:
+/// a file output (movie or audio, by the destination's extension) with its
+/// limits, segments, pre-roll, start paused and motion trigger; live
+/// streams beside it; the rules that join them (the streams end where the
+/// file does; a required stream that fails ends the recording; without a
+/// file, the recording ends when its streams do); progress as values, and
+/// the end as a typed reason.
+///
+///     let session = CaptureSession()
+///     session.addInput(try CaptureInput(camera: "video:0"))
+///     let recorder = try CaptureRecorder(CaptureRecorderConfiguration(destination: "clip.mp4"))
+///     try recorder.start(on: session)
+///     …
+///     recorder.stop()
+///     let end = recorder.finish()
+///
+/// Several recorders may share one running session.
+public final class CaptureRecorder: Sendable {
+    public let configuration: CaptureRecorderConfiguration
+    /// The file output, when there is a destination.
+    public let fileOutput: CaptureFileOutput?
+    /// One output per stream, in the configuration's order.
+    public let streamOutputs: [LiveStreamOutput]
+    let template: FileNameTemplate?
+    let fileType: FileType?
+
+    struct State {
+        weak var delegate: (any CaptureRecorderDelegate)?
+        weak var session: CaptureSession?
+        var cameras: [CaptureInput] = []
+        var lostCameras: [Int] = []
+        var fileEnd: (reason: RecordingStopReason, error: RecordingError?)?
+        /// How each stream that ended did, with its number (from 1).
+        var streamEnds: [(index: Int, reason: LiveStreamEndReason)] = []
+        var requiredFailure: CaptureRecorderStreamFailure?
+        /// Stopped without a file (the streams are told to stop).
+        var stopped = false
+        var ended = false
+        var end: CaptureRecorderEnd?
+    }
+    let state: Mutex<State>
+    /// Signalled once, when the recording ends.
+    private let endSignal = DispatchSemaphore(value: 0)
+    /// The delegates the outputs call (they hold this recorder weakly).
+    private let events: RecorderEvents
+
+    /// A recorder for `configuration`; `delegate` (held weakly) hears what
+    /// happens. Throws when the destination is no template or names no
+    /// container, or the configuration contradicts itself.
+    public init(_ configuration: CaptureRecorderConfiguration, delegate: (any CaptureRecorderDelegate)? = nil) throws(RecordingError) {
+        self.configuration = configuration
+        state = Mutex(State(delegate: delegate))
+        events = RecorderEvents()
+        if let destination = configuration.destination {
+            let template = try FileNameTemplate(destination)
+            guard let fileType = FileType(path: destination) else {
+                throw .unsupported("cannot tell the container from '\(destination)'")
+            }
+            self.template = template
+            self.fileType = fileType
+            let segmented = configuration.segmentDuration != nil || configuration.segmentSize != nil
+            if (segmented || configuration.filePerEvent) && !template.namesEachFile {
+                throw .unsupported("\(destination) must name each file: add %n (the file number) or time fields")
+            }
+            fileOutput = fileType.availableMediaTypes.contains(.video) ? MovieFileOutput() : AudioFileOutput()
+        } else {
+            template = nil
+            fileType = nil
+            fileOutput = nil
+        }
+        streamOutputs = configuration.streams.map { stream in
+            let output = LiveStreamOutput(destination: stream.destination)
+            output.settings = stream.settings
+            if let interval = stream.keyframeInterval { output.keyframeInterval = interval }
+            if let timeout = stream.connectionTimeout { output.connectionPolicy.timeout = timeout }
+            // The streams end where the file does (and, without a file, the recording with them).
+            if let maxDuration = configuration.maxDuration { output.maxStreamedDuration = maxDuration }
+            return output
+        }
+        if let fileOutput { configure(fileOutput) }
+        events.attach(self)
+    }
+
+    private func configure(_ output: CaptureFileOutput) {
+        output.settings = configuration.settings
+        output.maxRecordingDuration = configuration.maxDuration ?? .invalid
+        output.maxRecordingSize = configuration.maxSize ?? 0
+        output.minFreeDiskSpaceLimit = configuration.minFreeSpace
+        output.segmentDuration = configuration.segmentDuration ?? .invalid
+        output.segmentFileSize = configuration.segmentSize ?? 0
+        output.overwritesExistingFiles = configuration.overwritesExistingFiles
+        output.stopsOnDeviceLoss = configuration.stopsOnDeviceLoss
+        if let preRoll = configuration.preRoll { output.preRollDuration = preRoll }
+        if let limit = configuration.preRollMemoryLimit { output.preRollMemoryLimit = limit }
+        output.startsNewFileOnResume = configuration.filePerEvent
+        output.startsRecordingPaused = configuration.startsPaused
+        output.motionDetector = configuration.motion.map { MotionDetector(configuration: $0) }
+    }
+
+    // MARK: Starting
+
+    /// Checks, before any device opens, that the first files can be made:
+    /// none exists (unless overwriting), none is a folder, and their folder
+    /// exists and is writable. `cameras` is the number of cameras, for a
+    /// template with a file per camera.
+    public func checkDestination(cameras: Int = 1) throws(RecordingError) {
+        guard let template else { return }
+        let count = template.hasCameraNumber ? max(1, cameras) : 1
+        for camera in 1...count {
+            try RecordingDestinationCheck.check(template.path(number: 1, camera: camera),
+                                                overwrites: configuration.overwritesExistingFiles)
+        }
+    }
+
+    /// Adds the recording's outputs to `session` and starts it: the
+    /// streams first (settings a stream cannot take stop the start before a
+    /// file is made), then the file output, whose recording begins as the
+    /// session runs. Starts the session when it is not running (opening its
+    /// devices; a camera given twice or without bandwidth is refused there).
+    public func start(on session: CaptureSession) throws(CaptureRecorderError) {
+        let inputs = session.inputs
+        let cameras = inputs.filter { $0.mediaType == .video }
+        if fileOutput is AudioFileOutput, !cameras.isEmpty, let fileType, let destination = configuration.destination {
+            throw .recording(.unsupported("\(destination): a \(fileType.displayName) file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts"))
+        }
+        state.withLock {
+            $0.session = session
+            $0.cameras = cameras
+        }
+        for output in streamOutputs {
+            session.addOutput(output)
+            output.startStreaming(delegate: events)
+        }
+        if let fileOutput, let template, let destination = configuration.destination {
+            // With a file per camera, each file's make and model are its own camera's (the output fills them in).
+            fileOutput.settings.metadata = (template.hasCameraNumber ? [] : Self.deviceMetadata(inputs)) + configuration.settings.metadata
+            session.addOutput(fileOutput)
+            if template.hasCounter || template.hasCameraNumber || configuration.segmentDuration != nil || configuration.segmentSize != nil
+                || configuration.filePerEvent {
+                fileOutput.startRecording(toTemplate: template, recordingDelegate: events)
+            } else {
+                fileOutput.startRecording(to: destination, recordingDelegate: events)
+            }
+        }
+        if let refusal = streamRefusal { throw refusal }
+        if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
+        guard !session.isRunning else { return }
+        do {
+            try session.startRunning()
+        } catch {
+            if let refusal = streamRefusal { throw refusal }
+            if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
+            throw .capture(error)
+        }
+    }
+
+    /// A stream that refused its settings as it started, if one did.
+    private var streamRefusal: CaptureRecorderError? {
+        for (index, reason) in state.withLock({ $0.streamEnds }) {
+            if case .failed(let error) = reason { return .streamRefused(index, error) }
+        }
+        return nil
+    }
+
+    /// The first camera's name and model, as the file's make and model.
+    static func deviceMetadata(_ inputs: [CaptureInput]) -> [MetadataItem] {
+        guard let primary = inputs.first(where: { $0.mediaType == .video }) ?? inputs.first else { return [] }
+        return [.make(primary.source.localizedName), .model(primary.source.modelID ?? primary.source.localizedName)]
+    }
+
+    // MARK: Requests
+
+    /// Pauses the file (streams go on).
+    public func pause() { fileOutput?.pauseRecording() }
+    public func resume() { fileOutput?.resumeRecording() }
+    /// Finishes the current file at the next video frame and goes on in the next one the template names.
+    public func switchToNextFile() { fileOutput?.switchToNextFile() }
+
+    /// Stops: the file is finished at the next video frame (the streams
+    /// with it); without a file, the streams stop.
+    public func stop() {
+        if let fileOutput {
+            fileOutput.stopRecording()
+        } else {
+            state.withLock { $0.stopped = true }
+            for output in streamOutputs { output.stopStreaming() }
+            endIfStreamsOver(force: true)
+        }
+    }
+
+    // MARK: Progress and end
+
+    /// The files the recording writes now (one per camera with `%c`).
+    public var files: [String] {
+        guard let fileOutput else { return [] }
+        if template?.hasCameraNumber == true, !fileOutput.outputFilePaths.isEmpty { return fileOutput.outputFilePaths }
+        return [fileOutput.outputFilePath ?? configuration.destination ?? ""]
+    }
+
+    public var progress: CaptureRecorderProgress {
+        var statistics = fileOutput?.statistics ?? RecordingStatistics()
+        if fileOutput == nil { statistics.duration = streamOutputs.map(\.statistics.durationSent).max() ?? .zero }
+        let freeSpace = fileOutput.flatMap { CaptureFileOutput.freeSpace(near: $0.outputFilePath ?? configuration.destination ?? ".") }
+        return CaptureRecorderProgress(statistics: statistics, freeSpace: freeSpace,
+                                       streams: streamOutputs.map { ($0.destination, $0.statistics) })
+    }
+
+    /// Whether the recording has ended (by a stop, a limit, a failure or its inputs' end).
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+
+    /// Waits until the recording ends, at most `timeout` seconds (nil: for
+    /// as long as it takes); answers whether it has.
+    @discardableResult
+    public func waitUntilEnded(timeout seconds: Double? = nil) -> Bool {
+        if hasEnded { return true }
+        let result = seconds.map { endSignal.wait(timeout: .now() + $0) } ?? { endSignal.wait(); return .success }()
+        if result == .success { endSignal.signal() }
+        return result == .success
+    }
+
+    /// Waits for the files and streams to finish, takes the outputs off the
+    /// session (which runs on for other recordings), and answers how the
+    /// recording ended.
+    @discardableResult
+    public func finish() -> CaptureRecorderEnd {
+        fileOutput?.waitUntilFinished()
+        for output in streamOutputs { output.stopStreaming() }
+        for output in streamOutputs { output.waitUntilFinished() }
+        let session = state.withLock { $0.session }
+        if let session {
+            if let fileOutput { session.removeOutput(fileOutput) }
+            for output in streamOutputs { session.removeOutput(output) }
+        }
+        return state.withLock { state in
+            if let end = state.end { return end }
+            let end = makeEnd(state)
+            state.end = end
+            return end
+        }
+    }
+
+    func makeEnd(_ state: State) -> CaptureRecorderEnd {
+        var end = CaptureRecorderEnd(reason: state.fileEnd?.reason ?? .stopped, error: state.fileEnd?.error, streamEnd: nil,
+                                     requiredStreamFailure: state.requiredFailure, lostCameras: state.lostCameras,
+                                     statistics: fileOutput?.statistics ?? RecordingStatistics())
+        guard fileOutput == nil else { return end }
+        end.statistics.duration = streamOutputs.map(\.statistics.durationSent).max() ?? .zero
+        if state.requiredFailure != nil {
+            end.reason = .error
+            return end
+        }
+        let reasons = state.streamEnds.map(\.reason)
+        for reason in reasons {
+            switch reason {
+            case .failed: end.reason = .error
+            case .inputEnded(.deviceLost): end.reason = .deviceDisconnected
+            case .inputEnded(.failed): end.reason = .error
+            default: continue
+            }
+            end.streamEnd = reason
+            return end
+        }
+        if reasons.contains(.maxDuration) {
+            end.reason = .maxDuration
+        } else if reasons.contains(.inputEnded(.endOfInput)) {
+            end.reason = .endOfInput
+        }
+        return end
+    }
+
+    /// Marks the recording ended (once) and tells the delegate.
+    func markEnded() {
+        let (first, delegate) = state.withLock { state -> (Bool, (any CaptureRecorderDelegate)?) in
+            defer { state.ended = true }
+            return (!state.ended, state.delegate)
+        }
+        guard first else { return }
+        endSignal.signal()
+        guard let delegate else { return }
+        let end = state.withLock { makeEnd($0) }
+        delegate.recorder(self, didEndWith: end)
+    }
+
+    /// Without a file: the recording ends once every stream has (or at once when stopped).
+    func endIfStreamsOver(force: Bool) {
+        guard fileOutput == nil else { return }
+        let over = state.withLock { force || $0.stopped || $0.streamEnds.count == streamOutputs.count }
+        if over { markEnded() }
+    }
+}

@@ -1,0 +1,144 @@
+/// What a `CaptureRecorder` records: a file (or files a template names),
+/// streams beside it, limits, segments, a start paused with a pre-roll,
+/// and a motion trigger.
+public struct CaptureRecorderConfiguration: Sendable {
+    /// The file, or a template naming the files (`%n`, `%c`, strftime
+    /// fields; see `FileNameTemplate`); nil when the streams are the whole
+    /// recording. Its extension picks the container; an audio container
+    /// records only the microphones.
+    public var destination: String?
+    /// Codecs, fragments, metadata. The file's make and model are the
+    /// first camera's unless the metadata names them (with a file per
+    /// camera, each file's own).
+    public var settings = RecordingSettings()
+    /// The whole recording's limits (every file, pauses left out); nil or
+    /// 0 for none.
+    public var maxDuration: MediaTime?
+    public var maxSize: Int64?
+    /// Stop before the volume's free space falls below this many bytes; 0 for no check.
+    public var minFreeSpace: Int64 = 0
+    /// A new file at this media time or size (the destination must name each file).
+    public var segmentDuration: MediaTime?
+    public var segmentSize: Int64?
+    public var overwritesExistingFiles = false
+    /// Begin paused (armed): nothing is written until `resume()` or motion.
+    public var startsPaused = false
+    /// While paused, the media kept in memory and written first on resume.
+    public var preRoll: MediaTime?
+    /// The most bytes the pre-roll holds (nil: `CaptureFileOutput.defaultPreRollMemoryLimit`).
+    public var preRollMemoryLimit: Int?
+    /// Resume on motion in the first camera's picture, pause once still.
+    public var motion: MotionDetector.Configuration?
+    /// Each pause finishes the file; the next resume begins a new one.
+    public var filePerEvent = false
+    /// With several cameras, one lost ends the recording instead of its track.
+    public var stopsOnDeviceLoss = false
+    /// Streams sent beside the file (or, without a file, instead of one).
+    public var streams: [CaptureRecorderStream] = []
+    /// A stream that fails ends the recording (and is not retried).
+    public var streamsAreRequired = false
+
+    public init(destination: String?) {
+        self.destination = destination
+    }
+}
+
+/// One live stream of a recording.
+public struct CaptureRecorderStream: Sendable {
+    public var destination: StreamDestination
+    public var settings: RecordingSettings
+    /// Keyframe spacing (nil: the output's default, 2 s).
+    public var keyframeInterval: MediaTime?
+    /// How long a connection may take (nil: the output's default).
+    public var connectionTimeout: MediaTime?
+
+    public init(destination: StreamDestination, settings: RecordingSettings, keyframeInterval: MediaTime? = nil,
+                connectionTimeout: MediaTime? = nil) {
+        self.destination = destination
+        self.settings = settings
+        self.keyframeInterval = keyframeInterval
+        self.connectionTimeout = connectionTimeout
+    }
+}
+
+/// Why a recorder could not start.
+public enum CaptureRecorderError: Error, Sendable, CustomStringConvertible {
+    /// The recording was refused or failed as it began (its file, its settings, the motion trigger).
+    case recording(RecordingError)
+    /// A stream refused its settings (stream number from 1).
+    case streamRefused(Int, WriterError)
+    /// The session could not start (a device, a camera given twice, bandwidth).
+    case capture(CaptureError)
+
+    public var description: String {
+        switch self {
+        case .recording(let error): return error.description
+        case .streamRefused(_, let error): return error.description
+        case .capture(let error): return error.description
+        }
+    }
+}
+
+/// A recording's progress: what is in its files so far, and its streams.
+public struct CaptureRecorderProgress: Sendable {
+    /// The file output's totals (without a file: the media time streamed).
+    public var statistics: RecordingStatistics
+    /// Bytes free on the volume of the file being written.
+    public var freeSpace: Int64?
+    /// Each stream's destination and totals, in the configuration's order.
+    public var streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]
+}
+
+/// A required stream that failed, and so ended the recording.
+public struct CaptureRecorderStreamFailure: Sendable {
+    /// Its number, from 1, in the configuration's order.
+    public var index: Int
+    public var destination: StreamDestination
+    public var error: WriterError
+}
+
+/// How a recording ended.
+public struct CaptureRecorderEnd: Sendable {
+    public var reason: RecordingStopReason
+    /// What ended the file output's recording, if not a request or limit.
+    public var error: RecordingError?
+    /// Without a file: the stream end that ended the recording, when it was not a stop or limit.
+    public var streamEnd: LiveStreamEndReason?
+    /// A required stream that failed (the files are complete).
+    public var requiredStreamFailure: CaptureRecorderStreamFailure?
+    /// Cameras (numbered from 1, in the session's order) lost while the others recorded on.
+    public var lostCameras: [Int]
+    /// The recording's totals.
+    public var statistics: RecordingStatistics
+}
+
+/// Hears what a `CaptureRecorder` does. Calls come on the recording's
+/// threads (writing, motion, streams); each has an empty default.
+public protocol CaptureRecorderDelegate: AnyObject, Sendable {
+    func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause)
+    func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause)
+    /// A file was finished (or could not be made: `file.wasCreated` is false).
+    func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?)
+    /// Camera `number` (from 1) went away; the others record on.
+    func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput)
+    /// Motion began (`started`) or ended; `score` is the percent of the picture that changed.
+    func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double)
+    func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int)
+    func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError)
+    func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime, attempt: Int)
+    /// The recording ended; `finish()` answers the same.
+    func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd)
+}
+
+extension CaptureRecorderDelegate {
+    public func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {}
+    public func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause) {}
+    public func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
+    public func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {}
+    public func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {}
+    public func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {}
+    public func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {}
+    public func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
+                         attempt: Int) {}
+    public func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd) {}
+}
