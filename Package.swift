@@ -61,6 +61,11 @@ let package = Package(
             path: "Examples/SaveFrame"
         ),
         .executableTarget(
+            name: "MotionClips",
+            dependencies: ["CaptureKit"],
+            path: "Examples/MotionClips"
+        ),
+        .executableTarget(
             name: "capctl-bench",
             dependencies: ["CaptureKit", "CFFmpeg"]
         ),
@@ -70,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame"]
+            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -47,7 +47,9 @@ public class CaptureInput: @unchecked Sendable {
         try source.startStreaming()
     }
 
-    func close() {
+    /// Closes the source (a session closes its inputs when it stops; this
+    /// is for an input opened by hand, as `open()` does).
+    public func close() {
         lock.withLock {
             if isOpen { source.close() }
             isOpen = false

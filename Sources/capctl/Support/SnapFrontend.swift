@@ -91,31 +91,14 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
 
     func run() throws -> ExitStatus {
         try checkOutputs()
-        let specifier = command.video?.specifier ?? "video:0"
-        let source: any CaptureSource
-        do {
-            source = try CaptureSourceFactory.videoSource(specifier, request: command.capture.request, realtime: !command.capture.noRealtime)
-        } catch {
-            throw CommandFailure(error)
-        }
-        let input = CaptureInput(source: source)
-        do { try input.open() } catch {
-            source.close()
-            throw CommandFailure(error)
-        }
-        guard let videoFormat = source.videoFormat else {
-            source.close()
-            throw CommandFailure("\(specifier): the camera states no format", status: .dataError)
-        }
-
+        let (input, videoFormat) = try openCamera()
         let output = PhotoOutput()
         output.warmup = command.warmup.warmup
         output.isLivePhotoCaptureEnabled = command.live
-        if let problem = prepare(output, source: source, format: videoFormat) {
-            source.close()
+        if let problem = prepare(output, input: input, format: videoFormat) {
+            input.close()
             throw CommandFailure(problem)
         }
-
         let session = CaptureSession()
         session.addInput(input)
         session.addOutput(output)
@@ -134,50 +117,47 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
         }
         _ = signals
 
-        var issued = 0
-        func issue() throws {
-            issued += 1
-            do { try output.capturePhoto(with: settings(number: issued), delegate: self) } catch {
-                throw CommandFailure(error)
-            }
-        }
         // The first request waits in the output before capture starts.
-        let burst = command.interval.time <= .zero
-        let upFront = burst ? command.count : 1
+        var issued = 0
         do {
-            for _ in 0..<upFront { try issue() }
+            for _ in 0..<(command.interval.time <= .zero ? command.count : 1) { try issue(&issued, to: output) }
         } catch {
-            source.close()
+            input.close()
             throw error
         }
-        do {
-            try session.startRunning()
-        } catch {
-            throw CommandFailure(error)
-        }
+        do { try session.startRunning() } catch { throw CommandFailure(error) }
+        try waitForPhotos(issued: &issued, output: output, session: session)
+        session.stopRunning()
+        return report()
+    }
 
-        // Wait for each request to finish; in a time-lapse, issue the next at its time.
+    private func issue(_ issued: inout Int, to output: PhotoOutput) throws {
+        issued += 1
+        do { try output.capturePhoto(with: settings(number: issued), delegate: self) } catch { throw CommandFailure(error) }
+    }
+
+    /// Waits for each request to finish; in a time-lapse, issues the next at its time.
+    private func waitForPhotos(issued: inout Int, output: PhotoOutput, session: CaptureSession) throws {
         var done = 0
         let interval = command.interval.time.converted(toTimescale: MonotonicClock.timescale).value
         while done < issued {
             finished.wait()
             let (count, stop, first) = lock.withLock { (photos + failures.count, interrupted, firstCapture) }
             done = count
-            if stop || !session.isRunning { break }
-            if done == issued, issued < command.count {
-                let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * interval
-                while MonotonicClock.nowNanoseconds() < due {
-                    let remaining = Double(due - MonotonicClock.nowNanoseconds()) / 1e9
-                    if finished.wait(timeout: .now() + max(0.001, remaining)) == .success {
-                        if lock.withLock({ interrupted }) { break }
-                    }
-                }
-                if lock.withLock({ interrupted }) { break }
-                try issue()
+            if stop || !session.isRunning { return }
+            guard done == issued, issued < command.count else { continue }
+            let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * interval
+            while MonotonicClock.nowNanoseconds() < due {
+                let remaining = Double(due - MonotonicClock.nowNanoseconds()) / 1e9
+                if finished.wait(timeout: .now() + max(0.001, remaining)) == .success, lock.withLock({ interrupted }) { break }
             }
+            if lock.withLock({ interrupted }) { return }
+            try issue(&issued, to: output)
         }
-        session.stopRunning()
+    }
 
+    /// The closing summary, and the status of the first failure.
+    private func report() -> ExitStatus {
         var (taken, errors) = lock.withLock { (photos, failures) }
         if lock.withLock({ interrupted }) {
             // Requests cut short by the user are not failures.
@@ -190,33 +170,34 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
         return failure.status
     }
 
+    /// Opens the camera (settling its format) before the session runs, so
+    /// that the photos' settings are checked against what it sends.
+    private func openCamera() throws -> (CaptureInput, CaptureVideoFormat) {
+        let name = command.video?.specifier ?? "video:0"
+        let input: CaptureInput
+        do throws(CaptureError) {
+            input = try CaptureInput(camera: name, request: command.capture.request, realtime: !command.capture.noRealtime)
+            try input.open()
+        } catch {
+            throw CommandFailure(error)
+        }
+        guard let format = input.source.videoFormat else {
+            input.close()
+            throw CommandFailure("\(name): the camera states no format", status: .dataError)
+        }
+        return (input, format)
+    }
+
     /// Sets the flash up and checks everything the camera's format decides,
     /// before anything is written; answers what stands in the way.
-    private func prepare(_ output: PhotoOutput, source: any CaptureSource, format: CaptureVideoFormat) -> PhotoError? {
+    private func prepare(_ output: PhotoOutput, input: CaptureInput, format: CaptureVideoFormat) -> PhotoError? {
         do throws(PhotoError) {
-            if command.flash != .off { output.flashDevice = try flashDevice(for: source, mode: command.flash) }
+            output.flashDevice = try input.photoFlash(for: command.flash)
             _ = try PhotoOutput.resolve(settings(number: 1), for: format)
             return nil
         } catch {
             return error
         }
-    }
-
-    /// The camera's light as a flash; with auto, none when it has no light.
-    private func flashDevice(for source: any CaptureSource, mode: PhotoFlashMode) throws(PhotoError) -> (any PhotoFlashDevice)? {
-        guard source is V4L2CaptureSource else {
-            if mode == .on { throw .flash("\(source.path): the camera has no flash or torch; use --flash off or auto") }
-            return nil
-        }
-        do {
-            let torch = try TorchDiscovery().torch(forDevice: source.path)
-            return try TorchPhotoFlash(torch: torch)
-        } catch let error as PhotoError {
-            if mode == .on { throw error }
-        } catch {
-            if mode == .on { throw .flash("\(source.path): the camera has no flash or torch (\(error)); use --flash off or auto") }
-        }
-        return nil
     }
 
     // MARK: Delegate
@@ -257,7 +238,8 @@ extension CommandFailure {
     /// The status and message for a photo error.
     init(_ error: PhotoError) {
         switch error {
-        case .settingsReused, .unsupported, .flash: self.init(error.description, status: .usage)
+        case .settingsReused, .unsupported: self.init(error.description, status: .usage)
+        case .flash: self.init(error.description + "; use --flash off or auto", status: .usage)
         case .outputExists, .cannotWrite: self.init(error.description, status: .cannotCreate)
         case .processing: self.init(error.description, status: .dataError)
         case .captureEnded: self.init(error.description, status: .unavailable)
