@@ -41,7 +41,7 @@ public struct ConfigurationLockHolder: Sendable, Hashable, CustomStringConvertib
 ///
 /// Changes must go through the node the lock was taken on. The lock is
 /// released by `release()`, when the object goes away, or when the process ends.
-public final class ConfigurationLock {
+final class ConfigurationLock {
     public let devicePath: String
     /// The advisory lock file.
     public let lockFilePath: String

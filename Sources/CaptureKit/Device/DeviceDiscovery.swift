@@ -7,13 +7,18 @@ import Glibc
 /// discovery class methods; the interfaces and roots are parameters so tests
 /// can replay a recorded system.
 public struct DeviceDiscovery: Sendable {
-    public let v4l2: any V4L2Interface
-    public let alsa: any ALSAInterface
+    let v4l2: any V4L2Interface
+    let alsa: any ALSAInterface
     /// Where device nodes live: "/dev".
-    public let devRoot: String
-    public let sysfs: Sysfs
+    let devRoot: String
+    let sysfs: Sysfs
 
-    public init(v4l2: any V4L2Interface = KernelV4L2(), alsa: any ALSAInterface = KernelALSA(),
+    /// Discovery of this system's devices.
+    public init() {
+        self.init(v4l2: KernelV4L2())
+    }
+
+    init(v4l2: any V4L2Interface = KernelV4L2(), alsa: any ALSAInterface = KernelALSA(),
                 devRoot: String = "/dev", sysfsRoot: String = "/sys") {
         self.v4l2 = v4l2
         self.alsa = alsa

@@ -4,7 +4,7 @@ import Glibc
 
 /// Reads device facts from sysfs under a root directory, "/sys" on a real
 /// system and a prepared tree in tests.
-public struct Sysfs: Sendable {
+struct Sysfs: Sendable {
     public let root: String
 
     public init(root: String = "/sys") {

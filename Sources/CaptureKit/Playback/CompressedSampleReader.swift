@@ -6,7 +6,7 @@ import Glibc
 /// Reads the compressed samples of one track of a file as they are stored,
 /// with their timing: what a passthrough writer input takes, for remuxing a
 /// file or replaying a camera's compressed stream.
-public final class CompressedSampleReader {
+final class CompressedSampleReader {
     public let path: String
     /// The track's codec and parameters, ready for `OutputSettings.passthrough`.
     public let format: CompressedFormat

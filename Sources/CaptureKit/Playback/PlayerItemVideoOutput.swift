@@ -87,15 +87,17 @@ public final class PlayerItemVideoOutput {
     /// The frame on screen at `itemTime`, converted; nil before the first
     /// frame. After the last frame, the last frame stays on screen.
     public func copyPixelBuffer(forItemTime itemTime: MediaTime) throws(PlaybackError) -> PixelBuffer? {
-        try copyPixelBuffer(forItemTime: itemTime, itemTimeForDisplay: nil)
+        var shown = MediaTime.invalid
+        return try copyPixelBuffer(forItemTime: itemTime, itemTimeForDisplay: &shown)
     }
 
-    /// As `copyPixelBuffer(forItemTime:)`, also giving the item time at which
-    /// the returned frame starts.
-    public func copyPixelBuffer(forItemTime itemTime: MediaTime, itemTimeForDisplay: UnsafeMutablePointer<MediaTime>?) throws(PlaybackError) -> PixelBuffer? {
+    /// As `copyPixelBuffer(forItemTime:)`, also setting `itemTimeForDisplay`
+    /// to the item time at which the returned frame starts (left as it was
+    /// when there is no frame).
+    public func copyPixelBuffer(forItemTime itemTime: MediaTime, itemTimeForDisplay: inout MediaTime) throws(PlaybackError) -> PixelBuffer? {
         guard let frame = try frame(at: itemTime) else { return nil }
         acquiredTime = frame.pointee.best_effort_timestamp
-        itemTimeForDisplay?.pointee = self.itemTime(ofStreamTime: frame.pointee.best_effort_timestamp)
+        itemTimeForDisplay = self.itemTime(ofStreamTime: frame.pointee.best_effort_timestamp)
         let width = size?.width ?? Int(frame.pointee.width)
         let height = size?.height ?? Int(frame.pointee.height)
         if converter == nil || converter!.width != width || converter!.height != height {

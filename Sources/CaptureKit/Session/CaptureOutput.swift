@@ -4,7 +4,7 @@ import Synchronization
 /// (`CaptureFileOutput`, photo outputs) take samples on the capture threads
 /// in `capture(_:from:)`, which must return at once: queue and count, never
 /// wait on an encoder.
-open class CaptureOutput: @unchecked Sendable {
+public class CaptureOutput: @unchecked Sendable {
     // @unchecked: its one state, the connections, is behind a Mutex; subclasses state their own guarantee.
     public init() {}
 
@@ -12,22 +12,22 @@ open class CaptureOutput: @unchecked Sendable {
     let connectionList = Mutex<[CaptureConnection]>([])
 
     /// The media types this output takes, whose inputs it has connections to.
-    open var connectedMediaTypes: Set<MediaType> { [.video, .audio] }
+    public var connectedMediaTypes: Set<MediaType> { [.video, .audio] }
 
     /// The session is about to start running with these (opened) inputs, or
     /// this output was added to a session that runs with them.
-    open func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {}
+    public func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {}
 
     /// Inputs were added to or removed from the running session: these are
     /// its inputs now.
-    open func sessionDidChangeInputs(_ inputs: [CaptureInput]) {}
+    public func sessionDidChangeInputs(_ inputs: [CaptureInput]) {}
 
     /// One sample from `input`, on that input's capture thread.
-    open func capture(_ sample: SampleBuffer, from input: CaptureInput) {}
+    public func capture(_ sample: SampleBuffer, from input: CaptureInput) {}
 
     /// An input's capture loop ended by itself (end of file, device lost, failure).
-    open func input(_ input: CaptureInput, didEnd end: CaptureEnd) {}
+    public func input(_ input: CaptureInput, didEnd end: CaptureEnd) {}
 
     /// The session stopped: every capture loop has ended and no more samples come.
-    open func sessionDidStopRunning() {}
+    public func sessionDidStopRunning() {}
 }

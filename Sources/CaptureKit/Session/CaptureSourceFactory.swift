@@ -15,7 +15,7 @@ public enum NamedDevice: Sendable {
 /// Turns a device as a user names it into a capture source: a virtual
 /// device (`test-pattern`, `test-tone[:HZ]`, `file:PATH`), or a real one
 /// found through discovery (path, unique ID, `video:N`, `audio:N`).
-public enum CaptureSourceFactory {
+enum CaptureSourceFactory {
     /// The device `specifier` names: a virtual one (`test-pattern`,
     /// `virtual:test-tone`, `file:PATH` …), else what discovery finds. With
     /// `mediaType`, a device of the other kind is refused as not a capture
@@ -69,5 +69,15 @@ extension CaptureInput {
     public convenience init(microphone name: String, request: CaptureAudioRequest = CaptureAudioRequest(), realtime: Bool = true,
                             discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
         self.init(source: try CaptureSourceFactory.audioSource(name, request: request, realtime: realtime, discovery: discovery))
+    }
+}
+
+extension NamedDevice {
+    /// The device `name` names as capctl does: a virtual one
+    /// (`test-pattern`, `test-tone[:HZ]`, `file:PATH`), else what discovery
+    /// finds (node, ALSA name, unique ID, `video:N`, `audio:N`). With
+    /// `mediaType`, a device of the other kind is refused.
+    public init(_ name: String, expecting mediaType: MediaType? = nil, discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
+        self = try CaptureSourceFactory.device(name, expecting: mediaType, discovery: discovery)
     }
 }

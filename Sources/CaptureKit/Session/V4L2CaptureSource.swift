@@ -12,7 +12,7 @@ import Glibc
 /// Frames the driver flags as broken (or empty) are skipped and counted;
 /// `droppedByDevice` counts those and the frames missing from the driver's
 /// sequence numbers.
-public final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
+final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
     // @unchecked: its open node, queue and counters are guarded by `state`; `holdsRecordPriority` is set before open().
     public var mediaType: MediaType { .video }
     public let path: String

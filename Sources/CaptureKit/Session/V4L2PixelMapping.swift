@@ -1,7 +1,7 @@
 /// How V4L2 pixel formats (fourccs) meet FFmpeg: the libavutil pixel format
 /// an uncompressed fourcc is read as, the libavcodec decoder of a compressed
 /// one, and the raw Bayer formats that only libv4l2's conversion makes usable.
-public enum V4L2PixelMapping {
+enum V4L2PixelMapping {
     /// The libavutil pixel format whose memory layout equals the fourcc's,
     /// or nil when there is none (compressed, Bayer, or unknown formats).
     public static func pixelFormat(for fourcc: FourCC) -> PixelFormat? {

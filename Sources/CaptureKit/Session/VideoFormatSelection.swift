@@ -38,7 +38,7 @@ public struct VideoFormatChoice: Sendable, Hashable {
 ///   libv4l2's conversion (Bayer); a later kind is taken only when the size
 ///   or rate exists only there.
 /// - Without a rate, the fastest offered for the chosen size.
-public enum VideoFormatSelection {
+enum VideoFormatSelection {
     /// How far an offered rate may be from the asked one and still match.
     static let rateTolerance = 0.005
 

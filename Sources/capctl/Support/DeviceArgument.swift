@@ -28,7 +28,7 @@ struct DeviceArgument: ExpressibleByArgument, CustomStringConvertible {
     /// The device, virtual ones (`test-pattern`, `file:PATH` …) included,
     /// resolved as `record` and `snap` resolve it; a failure names it and the cause.
     func named(in discovery: DeviceDiscovery, expecting mediaType: MediaType? = nil) throws(CommandFailure) -> NamedDevice {
-        do { return try CaptureSourceFactory.device(specifier, expecting: mediaType, discovery: discovery) } catch { throw CommandFailure(error) }
+        do { return try NamedDevice(specifier, expecting: mediaType, discovery: discovery) } catch { throw CommandFailure(error) }
     }
 }
 

@@ -10,7 +10,7 @@ import Glibc
 /// so the capture loop over it runs unchanged over a fake microphone in
 /// tests. `KernelALSA` opens real ones. Used by one thread at a time: the
 /// capture loop while it runs, its owner before and after.
-public protocol ALSACapturePCM: AnyObject {
+protocol ALSACapturePCM: AnyObject {
     /// Whether the device takes `format` (snd_pcm_hw_params_test_format over every configuration).
     func supports(_ format: AudioSampleFormat) -> Bool
     /// Sets interleaved access, the sample format, and the rate, channels,
@@ -49,7 +49,7 @@ public protocol ALSACapturePCM: AnyObject {
 }
 
 /// What a capture PCM is asked to be set to.
-public struct ALSACaptureConfiguration: Sendable, Hashable {
+struct ALSACaptureConfiguration: Sendable, Hashable {
     /// Interleaved samples of this format (little-endian).
     public var sampleFormat: AudioSampleFormat
     /// The channels and the rate (frames per second) asked for; the nearest the device offers is set.
@@ -69,7 +69,7 @@ public struct ALSACaptureConfiguration: Sendable, Hashable {
 }
 
 /// What a capture PCM was really set to.
-public struct ALSACaptureSettings: Sendable, Hashable {
+struct ALSACaptureSettings: Sendable, Hashable {
     public var channels: Int
     /// Frames per second.
     public var sampleRate: Int
@@ -86,7 +86,7 @@ public struct ALSACaptureSettings: Sendable, Hashable {
 }
 
 /// The device's stamp of its latest captured frame.
-public struct ALSATimestamp: Sendable, Hashable {
+struct ALSATimestamp: Sendable, Hashable {
     /// Frames waiting to be read when the stamp was taken.
     public var available: Int
     /// CLOCK_MONOTONIC nanoseconds.
@@ -99,7 +99,7 @@ public struct ALSATimestamp: Sendable, Hashable {
 }
 
 /// snd_pcm_state_t.
-public enum ALSAPCMState: Sendable, Hashable {
+enum ALSAPCMState: Sendable, Hashable {
     /// Opened; parameters set; ready to start; capturing.
     case open, setup, prepared, running
     /// An overrun: the ring filled before it was read.

@@ -1,6 +1,6 @@
 /// The seam between CaptureKit and ALSA, so tests can replay a recorded
 /// sound system through a fake; `KernelALSA` is the real implementation.
-public protocol ALSAInterface: Sendable {
+protocol ALSAInterface: Sendable {
     /// Every PCM device on every card that has a capture stream.
     func captureDevices() -> [ALSACaptureDescription]
     /// What the PCM named `name` accepts for capture, one entry per sample
@@ -15,7 +15,7 @@ public protocol ALSAInterface: Sendable {
 }
 
 /// One PCM device with a capture stream, as the card's control interface reports it.
-public struct ALSACaptureDescription: Sendable, Hashable {
+struct ALSACaptureDescription: Sendable, Hashable {
     public var cardIndex: Int32
     /// The card's stable identifier, such as `Loopback` or `PCH`.
     public var cardID: String

@@ -2,7 +2,7 @@ import CALSA
 import FoundationEssentials
 
 /// The real ALSA interface, through alsa-lib.
-public struct KernelALSA: ALSAInterface {
+struct KernelALSA: ALSAInterface {
     /// Where ALSA's procfs lives: "/proc/asound".
     let procRoot: String
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The time source of timed control changes (zoom ramps, one-shot automatic
 /// modes that settle and lock). Tests substitute a clock that only moves when slept.
-public protocol ControlClock: Sendable {
+protocol ControlClock: Sendable {
     /// Seconds on a monotonic clock.
     func now() -> Double
     /// Sleeps until `deadline` (seconds on the same clock); returns at once if it has passed.
@@ -13,7 +13,7 @@ public protocol ControlClock: Sendable {
 }
 
 /// CLOCK_MONOTONIC and clock_nanosleep.
-public struct MonotonicControlClock: ControlClock {
+struct MonotonicControlClock: ControlClock {
     public init() {}
 
     public func now() -> Double {

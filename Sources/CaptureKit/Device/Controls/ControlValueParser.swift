@@ -44,7 +44,7 @@ enum ControlNames {
 
 /// Turns the text of an assignment into a control's value, and checks a
 /// value against the control's range.
-public enum ControlValueParser {
+enum ControlValueParser {
     /// Parses `text` for `control`:
     /// - integers: decimal or 0x hex, or `min`, `max`, `default`;
     /// - booleans: 1/0, on/off, true/false, yes/no;

@@ -22,7 +22,7 @@ public final class DeviceControls {
     private let procRoot: String
 
     /// Wraps an open node of `path`.
-    public init(node: any V4L2ControlNode, path: String, clock: any ControlClock = MonotonicControlClock(),
+    init(node: any V4L2ControlNode, path: String, clock: any ControlClock = MonotonicControlClock(),
                 lockDirectory: String? = nil, procRoot: String = "/proc") {
         self.node = node
         self.path = path
@@ -31,9 +31,14 @@ public final class DeviceControls {
         self.procRoot = procRoot
     }
 
+    /// Opens the camera at `path` for its controls.
+    public static func open(_ path: String) throws(ControlError) -> DeviceControls {
+        try open(path, interface: KernelV4L2())
+    }
+
     /// Opens `path` through `interface`.
-    public static func open(_ path: String, interface: any V4L2Interface = KernelV4L2(),
-                            clock: any ControlClock = MonotonicControlClock(), lockDirectory: String? = nil) throws(ControlError) -> DeviceControls {
+    static func open(_ path: String, interface: any V4L2Interface,
+                     clock: any ControlClock = MonotonicControlClock(), lockDirectory: String? = nil) throws(ControlError) -> DeviceControls {
         do {
             let node = try openControlNode(interface, path: path)
             return DeviceControls(node: node, path: path, clock: clock, lockDirectory: lockDirectory)

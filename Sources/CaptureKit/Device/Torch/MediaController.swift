@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A character device's number.
-public struct DeviceNumber: Sendable, Hashable, CustomStringConvertible {
+struct DeviceNumber: Sendable, Hashable, CustomStringConvertible {
     public let major: UInt32
     public let minor: UInt32
 
@@ -18,7 +18,7 @@ public struct DeviceNumber: Sendable, Hashable, CustomStringConvertible {
 
 /// The graph of a media device (MEDIA_IOC_G_TOPOLOGY), as far as finding a
 /// camera's flash needs it.
-public struct MediaTopology: Sendable, Hashable {
+struct MediaTopology: Sendable, Hashable {
     public struct Entity: Sendable, Hashable {
         public let id: UInt32
         public let name: String
@@ -78,7 +78,7 @@ public struct MediaTopology: Sendable, Hashable {
 }
 
 /// The media-controller part of the seam: tests replay recorded graphs.
-public protocol MediaControllerInterface: Sendable {
+protocol MediaControllerInterface: Sendable {
     /// The number of the character device at `path`, or nil when it is not one.
     func deviceNumber(of path: String) -> DeviceNumber?
     /// MEDIA_IOC_G_TOPOLOGY on the media device at `path`.
@@ -86,7 +86,7 @@ public protocol MediaControllerInterface: Sendable {
 }
 
 /// The kernel's media controller.
-public struct KernelMediaController: MediaControllerInterface {
+struct KernelMediaController: MediaControllerInterface {
     public init() {}
 
     public func deviceNumber(of path: String) -> DeviceNumber? {

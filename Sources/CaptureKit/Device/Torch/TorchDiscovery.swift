@@ -12,12 +12,17 @@ import Glibc
 ///
 /// The single source of `CaptureDevice.hasTorch` and `hasFlash`, and of `capctl set-torch`.
 public struct TorchDiscovery: Sendable {
-    public let v4l2: any V4L2Interface
-    public let mediaController: any MediaControllerInterface
-    public let devRoot: String
-    public let sysfsRoot: String
+    let v4l2: any V4L2Interface
+    let mediaController: any MediaControllerInterface
+    let devRoot: String
+    let sysfsRoot: String
 
-    public init(v4l2: any V4L2Interface = KernelV4L2(), mediaController: any MediaControllerInterface = KernelMediaController(),
+    /// Discovery of this system's lights.
+    public init() {
+        self.init(v4l2: KernelV4L2())
+    }
+
+    init(v4l2: any V4L2Interface = KernelV4L2(), mediaController: any MediaControllerInterface = KernelMediaController(),
                 devRoot: String = "/dev", sysfsRoot: String = "/sys") {
         self.v4l2 = v4l2
         self.mediaController = mediaController
@@ -27,7 +32,11 @@ public struct TorchDiscovery: Sendable {
 
     /// The light of the camera at `path`. Throws `.noLightFound` when none of the
     /// sources has one, saying what was looked at.
-    public func torch(forDevice path: String, clock: any ControlClock = MonotonicControlClock()) throws(TorchError) -> Torch {
+    public func torch(forDevice path: String) throws(TorchError) -> Torch {
+        try torch(forDevice: path, clock: MonotonicControlClock())
+    }
+
+    func torch(forDevice path: String, clock: any ControlClock) throws(TorchError) -> Torch {
         let controls: DeviceControls
         do {
             controls = try DeviceControls.open(path, interface: v4l2, clock: clock)
@@ -56,7 +65,11 @@ public struct TorchDiscovery: Sendable {
 
     /// The first light of the system: that of the first of `cameras` with
     /// one of its own, else the first LED class torch or flash.
-    public func defaultTorch(cameras: [String], clock: any ControlClock = MonotonicControlClock()) throws(TorchError) -> Torch {
+    public func defaultTorch(cameras: [String]) throws(TorchError) -> Torch {
+        try defaultTorch(cameras: cameras, clock: MonotonicControlClock())
+    }
+
+    func defaultTorch(cameras: [String], clock: any ControlClock) throws(TorchError) -> Torch {
         for camera in cameras {
             guard let controls = try? DeviceControls.open(camera, interface: v4l2, clock: clock) else { continue }
             if let light = V4L2Torch(controls: controls, isSubdevice: false) { return Torch(backend: light) }
@@ -76,7 +89,7 @@ public struct TorchDiscovery: Sendable {
 
     /// Whether the camera at `path`, open as `node`, has a torch and a flash:
     /// the same order of sources as `torch(forDevice:)`, asking only.
-    public func lights(forDevice path: String, node: any V4L2Node) -> (hasTorch: Bool, hasFlash: Bool) {
+    func lights(forDevice path: String, node: any V4L2Node) -> (hasTorch: Bool, hasFlash: Bool) {
         var lights = TorchDiscovery.flashControls(of: node)
         if !lights.hasTorch || !lights.hasFlash {
             for subdevice in flashSubdevicePaths(forVideoNode: path) {

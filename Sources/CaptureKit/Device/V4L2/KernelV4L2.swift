@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// The real V4L2 interface: ioctls on device nodes, directly or through libv4l2.
-public struct KernelV4L2: V4L2Interface {
+struct KernelV4L2: V4L2Interface {
     public init() {}
 
     public func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node {

@@ -5,7 +5,7 @@ import Glibc
 /// The part of the V4L2 seam that changes a device rather than asking it:
 /// setting controls, the file-handle priority behind the configuration lock,
 /// and events. `KernelV4L2Node` implements it; tests use a fake.
-public protocol V4L2ControlNode: V4L2Node {
+protocol V4L2ControlNode: V4L2Node {
     /// VIDIOC_S_EXT_CTRLS for one integer, boolean, menu, button, bitmask or
     /// 64-bit integer control. Answers the value the driver stored, which
     /// may differ from the one asked for (drivers round to the step).
@@ -34,7 +34,7 @@ public protocol V4L2ControlNode: V4L2Node {
 }
 
 /// A descriptor and the poll(2) events that mean "ready".
-public struct PollTarget: Sendable, Hashable {
+struct PollTarget: Sendable, Hashable {
     public var descriptor: Int32
     public var events: Int16
 
@@ -45,7 +45,7 @@ public struct PollTarget: Sendable, Hashable {
 }
 
 /// V4L2 file-handle priorities (enum v4l2_priority).
-public enum V4L2Priority: UInt32, Sendable, CaseIterable {
+enum V4L2Priority: UInt32, Sendable, CaseIterable {
     case unset = 0
     case background = 1
     /// The priority every file handle starts with.
@@ -55,7 +55,7 @@ public enum V4L2Priority: UInt32, Sendable, CaseIterable {
 }
 
 /// What to subscribe to with VIDIOC_SUBSCRIBE_EVENT.
-public struct V4L2EventSubscription: Sendable, Hashable {
+struct V4L2EventSubscription: Sendable, Hashable {
     public var type: UInt32
     /// The control ID for control events; the input for source changes.
     public var id: UInt32
@@ -84,7 +84,7 @@ public struct V4L2EventSubscription: Sendable, Hashable {
 }
 
 /// A dequeued V4L2 event.
-public enum V4L2Event: Sendable, Hashable {
+enum V4L2Event: Sendable, Hashable {
     /// A control changed: `changes` holds V4L2_EVENT_CTRL_CH_VALUE (1),
     /// _FLAGS (2) and _RANGE (4); value and flags are the new ones.
     case control(id: UInt32, changes: UInt32, value: Int64, flags: UInt32, minimum: Int64, maximum: Int64, step: Int64, defaultValue: Int64)

@@ -1,13 +1,13 @@
 /// The seam between CaptureKit and the V4L2 kernel interface. Everything
 /// above it is plain logic over these replies, so tests can replay a
 /// recorded device through a fake; `KernelV4L2` is the real implementation.
-public protocol V4L2Interface: Sendable {
+protocol V4L2Interface: Sendable {
     /// Opens a device node for querying. Throws the `open` call's error.
     func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node
 }
 
 /// How to open a node.
-public struct V4L2OpenOptions: Sendable, Hashable {
+struct V4L2OpenOptions: Sendable, Hashable {
     /// Route requests through libv4l2, which adds formats it can convert to.
     public var useLibv4l2: Bool
 
@@ -18,7 +18,7 @@ public struct V4L2OpenOptions: Sendable, Hashable {
 
 /// An open V4L2 node. Each method is one ioctl; the node closes when released.
 /// Enumerations return nil past their last index (the kernel's EINVAL).
-public protocol V4L2Node: AnyObject {
+protocol V4L2Node: AnyObject {
     /// VIDIOC_QUERYCAP.
     func queryCapability() throws(SystemCallError) -> V4L2Capability
     /// VIDIOC_ENUM_FMT for capture buffers.
@@ -40,7 +40,7 @@ public protocol V4L2Node: AnyObject {
 }
 
 /// The reply to VIDIOC_QUERYCAP.
-public struct V4L2Capability: Sendable, Hashable {
+struct V4L2Capability: Sendable, Hashable {
     public var driver: String
     public var card: String
     public var busInfo: String
@@ -92,7 +92,7 @@ public struct V4L2Capability: Sendable, Hashable {
 }
 
 /// The reply to VIDIOC_ENUM_FMT.
-public struct V4L2FormatDescription: Sendable, Hashable {
+struct V4L2FormatDescription: Sendable, Hashable {
     public var pixelFormat: UInt32
     public var flags: UInt32
     public var description: String
@@ -108,21 +108,21 @@ public struct V4L2FormatDescription: Sendable, Hashable {
 }
 
 /// The reply to VIDIOC_ENUM_FRAMESIZES.
-public enum V4L2FrameSizeReply: Sendable, Hashable {
+enum V4L2FrameSizeReply: Sendable, Hashable {
     case discrete(width: UInt32, height: UInt32)
     case continuous(min: FrameDimensions, max: FrameDimensions)
     case stepwise(min: FrameDimensions, max: FrameDimensions, step: FrameDimensions)
 }
 
 /// The reply to VIDIOC_ENUM_FRAMEINTERVALS.
-public enum V4L2FrameIntervalReply: Sendable, Hashable {
+enum V4L2FrameIntervalReply: Sendable, Hashable {
     case discrete(Fraction)
     case continuous(min: Fraction, max: Fraction)
     case stepwise(min: Fraction, max: Fraction, step: Fraction)
 }
 
 /// The reply to VIDIOC_QUERY_EXT_CTRL.
-public struct V4L2ControlDescription: Sendable, Hashable {
+struct V4L2ControlDescription: Sendable, Hashable {
     public var id: UInt32
     public var type: UInt32
     public var name: String
@@ -148,7 +148,7 @@ public struct V4L2ControlDescription: Sendable, Hashable {
 }
 
 /// The reply to VIDIOC_G_FMT for capture buffers.
-public struct V4L2CurrentFormat: Sendable, Hashable {
+struct V4L2CurrentFormat: Sendable, Hashable {
     public var pixelFormat: UInt32
     public var width: UInt32
     public var height: UInt32

@@ -10,7 +10,7 @@ import Glibc
 /// queue, the capture loop) runs unchanged over a fake camera in tests.
 /// `KernelV4L2Node` implements it. Methods may be called from any thread;
 /// the buffer queue orders them.
-public protocol V4L2StreamingNode: V4L2Node, Sendable {
+protocol V4L2StreamingNode: V4L2Node, Sendable {
     /// Whether requests go through libv4l2, whose converted frames live in
     /// memory it frees when the node closes.
     var throughLibv4l2: Bool { get }
@@ -57,7 +57,7 @@ public protocol V4L2StreamingNode: V4L2Node, Sendable {
 
 /// The single-planar capture format (struct v4l2_pix_format) that
 /// VIDIOC_S_FMT sets and VIDIOC_G_FMT reads.
-public struct V4L2CaptureFormat: Sendable, Hashable {
+struct V4L2CaptureFormat: Sendable, Hashable {
     /// The fourcc code.
     public var pixelFormat: UInt32
     /// The frame size in pixels.
@@ -78,7 +78,7 @@ public struct V4L2CaptureFormat: Sendable, Hashable {
 }
 
 /// Where a driver's buffer is mapped from: VIDIOC_QUERYBUF's reply.
-public struct V4L2BufferLocation: Sendable, Hashable {
+struct V4L2BufferLocation: Sendable, Hashable {
     /// Which of the driver's buffers it is.
     public var index: UInt32
     /// The offset to pass to mmap.
@@ -94,7 +94,7 @@ public struct V4L2BufferLocation: Sendable, Hashable {
 }
 
 /// A dequeued capture buffer: what VIDIOC_DQBUF said about it.
-public struct V4L2DequeuedBuffer: Sendable, Hashable {
+struct V4L2DequeuedBuffer: Sendable, Hashable {
     /// Which of the driver's buffers it is.
     public var index: Int
     /// How many bytes of it the driver filled (BYTESUSED).

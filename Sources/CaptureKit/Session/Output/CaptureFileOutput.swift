@@ -20,7 +20,7 @@ import Glibc
 /// Each recording is a `FileRecording` with its own writing thread (see
 /// there for how samples flow); this type holds the configuration and the
 /// link to the session.
-open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
+public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: the link to the session and the recordings are guarded by `lock`; configuration is read when a recording starts.
     // MARK: Configuration (read when a recording starts)
 
@@ -99,8 +99,8 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public var stopsOnDeviceLoss = false
 
     /// The media types this output records.
-    open var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
-    open override var connectedMediaTypes: Set<MediaType> { recordedMediaTypes }
+    public var recordedMediaTypes: Set<MediaType> { [.video, .audio] }
+    public override var connectedMediaTypes: Set<MediaType> { recordedMediaTypes }
 
     // MARK: State (under `lock`)
 
@@ -247,7 +247,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// The session runs (or this output joined it while running): a
     /// recording already asked for begins now. Its first file that cannot
     /// be created keeps the session from starting.
-    open override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
+    public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
         if let watcher = lock.withLock({ motion })?.detector.output {
             watcher.updateConnections(inputs: inputs)
             try watcher.sessionWillStartRunning(inputs: inputs)
@@ -262,7 +262,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Inputs changed while running: a recording keeps the tracks it began
     /// with; the next one records these.
-    open override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
+    public override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
         let watcher = lock.withLock { () -> VideoDataOutput? in
             if sessionInputs != nil { sessionInputs = inputs }
             return motion?.detector.output
@@ -271,7 +271,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         watcher?.sessionDidChangeInputs(inputs)
     }
 
-    open override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
+    public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         let (recording, ending, watcher) = lock.withLock { () -> (FileRecording?, [FileRecording], VideoDataOutput?) in
             if !finishing.isEmpty { finishing.removeAll { $0.isOver } }
             return (receiving, finishing, motion?.detector.output)
@@ -281,7 +281,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         recording?.capture(sample, from: input)
     }
 
-    open override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
+    public override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
         let (recording, ending, watcher) = lock.withLock { (receiving, finishing, motion?.detector.output) }
         watcher?.input(input, didEnd: end)
         for previous in ending { previous.input(input, didEnd: end) }
@@ -289,7 +289,7 @@ open class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// The session stopped: the recording under way finishes its files.
-    open override func sessionDidStopRunning() {
+    public override func sessionDidStopRunning() {
         let (recordings, watcher) = lock.withLock { () -> ([FileRecording], VideoDataOutput?) in
             sessionInputs = nil
             defer { receiving = nil; finishing = [] }

@@ -19,7 +19,7 @@ import Glibc
 /// otherwise as fast as the file is read. The end of the file ends the
 /// capture with `.endOfInput`; to replay it again, close and open the
 /// source, which starts from the beginning.
-public final class FileCaptureSource: CaptureSource, @unchecked Sendable {
+final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     // @unchecked: the open file is guarded by its state lock; demuxing happens on the capture thread alone.
     public let mediaType = MediaType.video
     /// The file, as given.

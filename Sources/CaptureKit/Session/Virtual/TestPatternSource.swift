@@ -11,7 +11,7 @@
 /// real-time source loses the frame as a camera would (counted in
 /// `droppedByDevice`, leaving a gap in `sequence`); one that is not real
 /// time waits for a buffer instead.
-public final class TestPatternSource: CaptureSource, @unchecked Sendable {
+final class TestPatternSource: CaptureSource, @unchecked Sendable {
     // @unchecked: its settled format is guarded by its state lock; the capture loop's state lives on the capture thread alone.
     public let mediaType = MediaType.video
     public let path: String

@@ -11,7 +11,7 @@ import Glibc
 /// buffer to the next. In real time a buffer is delivered no earlier than
 /// the time of its last frame has come, as a sound card delivers it;
 /// otherwise buffers come as fast as they are computed.
-public final class TestToneSource: CaptureSource, @unchecked Sendable {
+final class TestToneSource: CaptureSource, @unchecked Sendable {
     // @unchecked: its settled format is guarded by its state lock; the capture loop's state lives on the capture thread alone.
     public let mediaType = MediaType.audio
     public let path: String
