@@ -196,4 +196,27 @@ import Testing
         #expect(camera.openHandles == 0)
         #expect(!session.isRunning)
     }
+
+    /// Calls to start recording from several threads at once make one
+    /// recording: the others see it under way, and none is left orphaned
+    /// (each recording that began reaches its end).
+    @Test func concurrentStartsMakeOneRecording() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try RecordingDelegateContractTests.runningSession()
+        defer { session.stopRunning() }
+        for round in 1...5 {
+            let heard = RecordingDelegateContractTests.Heard()
+            let template = try FileNameTemplate(scratch.file("round\(round)-%n.mp4"))
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                output.startRecording(toTemplate: template, recordingDelegate: heard)
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+            output.stopRecording()
+            #expect(heard.wait(files: 1, endings: 1))
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(heard.endings.count == 1, "round \(round): \(heard.endings.count) recordings ended")
+            #expect(heard.files.count == 1, "round \(round): \(heard.files.map(\.file.path))")
+            output.waitUntilFinished()
+        }
+    }
 }

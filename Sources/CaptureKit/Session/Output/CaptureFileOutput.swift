@@ -132,32 +132,37 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// (from its delegate's `didFinishRecordingTo` at a limit, or after
     /// `stopRecording()`), it starts a new recording.
     public func startRecording(to path: String, recordingDelegate: (any CaptureFileOutputRecordingDelegate)?) {
-        if let recording = current {
-            recording.requestSwitch(to: path)
-            return
+        if let underWay = start(FileRecording(output: self, destination: .path(path), delegate: recordingDelegate)) {
+            underWay.requestSwitch(to: path)
         }
-        start(FileRecording(output: self, destination: .path(path), delegate: recordingDelegate))
     }
 
     /// Starts recording to the files `template` names (`%n` numbers them);
     /// further files (segments, `switchToNextFile()`) follow the template.
     /// Does nothing while a recording is under way.
     public func startRecording(toTemplate template: FileNameTemplate, recordingDelegate: (any CaptureFileOutputRecordingDelegate)?) {
-        guard !isRecording else { return }
         start(FileRecording(output: self, destination: .template(template), delegate: recordingDelegate))
     }
 
-    private func start(_ recording: FileRecording) {
+    /// Makes `recording` the output's recording, unless one is under way
+    /// (and not ending): that one is answered instead, and `recording` is
+    /// dropped unstarted. Checked and set under one lock, so that two calls
+    /// at once cannot both start a recording and orphan one.
+    @discardableResult
+    private func start(_ recording: FileRecording) -> FileRecording? {
         // Asked before it begins: it begins armed, with no file until a resume.
         if startsRecordingPaused { recording.pause(cause: .armed) }
-        let inputs = lock.withLock { () -> [CaptureInput]? in
+        let (underWay, inputs) = lock.withLock { () -> (FileRecording?, [CaptureInput]?) in
+            if let active, !active.isEnding { return (active, nil) }
             if let previous = receiving, !previous.isOver { finishing.append(previous) }
             receiving = nil
             active = recording
-            return sessionInputs
+            return (nil, sessionInputs)
         }
-        guard let inputs else { return }
+        if let underWay { return underWay }
+        guard let inputs else { return nil }
         begin(recording, inputs: inputs)
+        return nil
     }
 
     /// Creates the recording's first file and starts it receiving samples;
