@@ -17,7 +17,20 @@ final class CaptureThread: @unchecked Sendable {
     /// is not lost.
     let startFailure: SystemCallError?
 
-    /// Starts `body` on a new thread; `name` says what it is for.
+    /// Starts `body` on a new thread, or throws `pthread_create(NAME)` when
+    /// none can be made: for callers that can refuse what they were asked.
+    static func start(name: String, _ body: @escaping () -> Void) throws(SystemCallError) -> CaptureThread {
+        CaptureThread(started: try Posix.createThread(name: name, body))
+    }
+
+    private init(started thread: pthread_t) {
+        self.thread = thread
+        startFailure = nil
+        started = true
+    }
+
+    /// Starts `body` on a new thread; `name` says what it is for. For
+    /// callers with no way to refuse: see `startFailure`.
     init(name: String, _ body: @escaping () -> Void) {
         do {
             thread = try Posix.createThread(name: name, body)

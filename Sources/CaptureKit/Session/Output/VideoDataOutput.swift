@@ -123,8 +123,13 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
             return true
         }
         guard started else { return }
-        let thread = CaptureThread(name: "video-data") { [weak self] in self?.deliver(delivery) }
-        state.withLock { $0.thread = thread }
+        do {
+            let thread = try CaptureThread.start(name: "video-data") { [weak self] in self?.deliver(delivery) }
+            state.withLock { $0.thread = thread }
+        } catch {
+            state.withLock { $0.delivery = nil }
+            throw .io("video data output", error)
+        }
     }
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
