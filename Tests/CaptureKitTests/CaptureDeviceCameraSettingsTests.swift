@@ -245,23 +245,6 @@ private func emptyDiscovery(_ tree: TemporaryTree) -> DeviceDiscovery {
         #expect(device.videoZoomFactor == 4)
     }
 
-    @Test func aRampWhoseThreadCannotBeMadeIsAnErrorNamingTheCall() throws {
-        let camera = FakeCameras.full(zoomMinimum: 100, zoomMaximum: 800)
-        let (device, _) = settingsDevice(camera)
-        try device.lockForConfiguration()
-        defer { device.unlockForConfiguration() }
-        let failure = SystemCallError(call: "pthread_create(zoom ramp)", errno: EAGAIN)
-        SystemCallMocking.withMocking { driver in
-            driver.forcedErrno = .always(errno: EAGAIN)
-            driver.forcedCallPrefix = "pthread_create"
-            #expect(throws: ControlError.requestFailed(device: device.path, control: "zoom ramp", failure)) {
-                try device.ramp(toVideoZoomFactor: 4, withRate: 2)
-            }
-        }
-        #expect(!device.isRampingVideoZoom)
-        #expect(camera.sets(of: ControlID.zoomAbsolute).isEmpty)
-    }
-
     @Test func cancellingARampStopsTheZoomWhereItGot() throws {
         let camera = FakeCameras.full(zoomMinimum: 100, zoomMaximum: 800)
         // A real clock: 1x to 8x at 0.5 octaves a second takes 6 s.

@@ -98,6 +98,12 @@ import Testing
         #expect(currentHandler(SIGWINCH) == before)
     }
 
+    @Test func aSignalNumberOutsideTheTableIsRefused() {
+        #expect(throws: SystemCallError(call: "sigaction(signal 65)", errno: EINVAL)) {
+            _ = try SignalPipe([65])
+        }
+    }
+
     @Test func aSystemThreadRunsItsBodyAndJoinWaitsForIt() throws {
         let done = Mutex(false)
         let thread = try SystemThread(name: "test") {

@@ -66,7 +66,7 @@ extension Posix {
     }
 
     /// `SIGINT` for 2 and the other signals capctl handles; `signal 40` else.
-    package static func signalName(_ signal: Int32) -> String {
+    static func signalName(_ signal: Int32) -> String {
         switch signal {
         case SIGHUP: "SIGHUP"
         case SIGINT: "SIGINT"

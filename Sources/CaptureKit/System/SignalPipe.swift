@@ -9,7 +9,8 @@ import Glibc
 // lock, no allocation, no reference counting), so this is a C array made
 // once and never freed. An entry is written before the handler that reads
 // it is installed and after it is removed, under `signalPipeTable`'s lock;
-// an aligned Int32 is read and written whole.
+// an aligned Int32 is read and written whole. (Made on first use, which is
+// a pipe's init: before any handler can read it.)
 nonisolated(unsafe) private let signalWriteEnds: UnsafeMutablePointer<Int32> = {
     let table = UnsafeMutablePointer<Int32>.allocate(capacity: 65)
     table.initialize(repeating: -1, count: 65)
@@ -57,7 +58,10 @@ package final class SignalPipe: Sendable {
     /// the calling thread. Throws the failed call (`pipe`, `sigaction(SIGINT)` …),
     /// having undone what was done.
     package init(_ signals: [Int32]) throws(SystemCallError) {
-        precondition(signals.allSatisfy { $0 > 0 && $0 < 65 }, "signal numbers are 1 ... 64")
+        if let invalid = signals.first(where: { $0 <= 0 || $0 >= 65 }) {
+            // What sigaction(2) would answer; checked here, as the table has room for 1 ... 64 only.
+            throw SystemCallError(call: "sigaction(\(Posix.signalName(invalid)))", errno: EINVAL)
+        }
         self.signals = signals
         let ends = try Posix.nonBlockingPipe()
         readEnd = ends.readEnd
