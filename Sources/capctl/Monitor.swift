@@ -38,7 +38,8 @@ extension Capctl {
         @OptionGroup var output: OutputOptions
 
         func run() throws {
-            let stop = try InterruptSignal.install()
+            let interrupt = try InterruptSignal.pipe()
+            defer { interrupt.close() }
             let monitor = DeviceMonitor()
             let present: [CaptureDevice]
             do {
@@ -52,7 +53,7 @@ extension Capctl {
                                          watchingControls: watched.contains(device.path))
             }), text: "monitoring " + (present.isEmpty ? "(no devices yet)" : present.map { "\($0.path) (\($0.localizedName))" }.joined(separator: ", ")) + "; Ctrl-C to stop")
             do {
-                try monitor.run(stopDescriptor: stop) { event in
+                try monitor.run(stopDescriptor: interrupt.readEnd) { event in
                     emit(event)
                 }
             } catch {
@@ -176,68 +177,4 @@ struct SourceEventJSON: Encodable {
     let device: String
     let input: UInt32
     let changes: [String]
-}
-
-/// SIGINT and SIGTERM turned into a readable descriptor (a self-pipe), so a
-/// loop that polls can stop cleanly, and a long change can be cancelled.
-enum InterruptSignal {
-    nonisolated(unsafe) private static var writeEnd: Int32 = -1
-    nonisolated(unsafe) private static var readEnd: Int32 = -1
-
-    /// Installs the handlers (once) and answers the descriptor that becomes
-    /// readable when a signal arrives.
-    static func install() throws -> Int32 {
-        if readEnd >= 0 { return readEnd }
-        var ends: [Int32] = [-1, -1]
-        guard makePipe(&ends, nonBlocking: true) else {
-            throw CommandFailure("cannot create a pipe for signal handling: \(String(cString: strerror(errno)))", status: .failure)
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in
-            var byte: UInt8 = 1
-            _ = write(InterruptSignal.writeEnd, &byte, 1)
-        }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
-        sigaction(SIGINT, &action, nil)
-        sigaction(SIGTERM, &action, nil)
-        unblockSignals([SIGINT, SIGTERM])
-        return readEnd
-    }
-
-    /// Whether a signal has arrived (without consuming it).
-    static var hasArrived: Bool {
-        guard readEnd >= 0 else { return false }
-        var target = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        return poll(&target, 1, 0) > 0
-    }
-
-    /// Waits until a signal arrives.
-    static func wait() {
-        guard readEnd >= 0 else { return }
-        var target = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        while poll(&target, 1, -1) < 0 && errno == EINTR {}
-    }
-}
-
-/// Unblocks `signals` in the calling thread (and the threads it starts). A
-/// process inherits its blocked set from whoever started it, and a parent
-/// that blocked SIGINT for itself would otherwise leave capctl deaf to it.
-func unblockSignals(_ signals: [Int32]) {
-    var set = sigset_t()
-    sigemptyset(&set)
-    for signal in signals { sigaddset(&set, signal) }
-    pthread_sigmask(SIG_UNBLOCK, &set, nil)
-}
-
-/// pipe(2) with both ends close-on-exec (pipe2 is not imported).
-func makePipe(_ ends: inout [Int32], nonBlocking: Bool) -> Bool {
-    guard pipe(&ends) == 0 else { return false }
-    for end in ends {
-        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        if nonBlocking { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
-    }
-    return true
 }

@@ -91,6 +91,8 @@ extension Capctl {
                 if ramp != nil {
                     watcher = try CancellationWatcher(cancellation: cancellation)
                 }
+                // Also when applying throws: the watching thread ends before the command does.
+                defer { watcher?.finish() }
                 var applied: [AppliedSetting] = []
                 try controls.apply(assignments.map(\.assignment), zoomRampRate: ramp, cancellation: cancellation) { setting in
                     applied.append(setting)
@@ -104,10 +106,11 @@ extension Capctl {
                     try JSONOutput.printLine(SetDocument(device: DeviceJSON(camera, index: index), applied: applied.map(AppliedJSON.init), held: hold))
                 }
                 if hold && !cancellation.isCancelled {
-                    _ = try InterruptSignal.install()
+                    let interrupt = try InterruptSignal.pipe()
+                    defer { interrupt.close() }
                     let enforcement = controls.isLockEnforcedByDriver == false ? " (advisory only: this driver ignores V4L2 priorities)" : ""
                     StandardStream.error.write("capctl: holding the configuration lock of \(camera.path) as process \(getpid())\(enforcement); Ctrl-C to release\n")
-                    InterruptSignal.wait()
+                    _ = try? interrupt.wait()
                 }
             } catch let error as ControlError {
                 throw CommandFailure(error)
@@ -160,47 +163,22 @@ struct AppliedJSON: Encodable {
 }
 
 /// Cancels a long change (a zoom ramp) when SIGINT or SIGTERM arrives: a
-/// thread waits on the signal pipe while the change runs on this one.
+/// `SignalWatcher`'s thread waits for the signals while the change runs on
+/// this one.
 final class CancellationWatcher {
-    private var thread = pthread_t()
-    private let finishPipe: [Int32]
+    private let watcher: SignalWatcher
 
     init(cancellation: ControlCancellation) throws {
-        let signal = try InterruptSignal.install()
-        var ends: [Int32] = [-1, -1]
-        guard makePipe(&ends, nonBlocking: false) else {
-            throw CommandFailure("cannot create a pipe: \(String(cString: strerror(errno)))", status: .failure)
+        do {
+            watcher = try SignalWatcher([SIGINT, SIGTERM]) { _ in cancellation.cancel() }
+        } catch {
+            throw CommandFailure("cannot watch for signals: \(error)", status: .failure)
         }
-        finishPipe = ends
-        let context = Unmanaged.passRetained(WatchContext(signal: signal, finish: ends[0], cancellation: cancellation)).toOpaque()
-        pthread_create(&thread, nil, { raw in
-            let context = Unmanaged<WatchContext>.fromOpaque(raw!).takeRetainedValue()
-            var targets = [pollfd(fd: context.signal, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: context.finish, events: Int16(POLLIN), revents: 0)]
-            while poll(&targets, 2, -1) < 0 && errno == EINTR {}
-            if targets[0].revents != 0 { context.cancellation.cancel() }
-            return nil
-        }, context)
     }
 
-    /// Stops the watching thread.
+    /// Stops the watching thread and waits for it; the signals get back
+    /// their former handling.
     func finish() {
-        var byte: UInt8 = 1
-        _ = write(finishPipe[1], &byte, 1)
-        pthread_join(thread, nil)
-        close(finishPipe[0])
-        close(finishPipe[1])
-    }
-
-    private final class WatchContext {
-        let signal: Int32
-        let finish: Int32
-        let cancellation: ControlCancellation
-
-        init(signal: Int32, finish: Int32, cancellation: ControlCancellation) {
-            self.signal = signal
-            self.finish = finish
-            self.cancellation = cancellation
-        }
+        watcher.stop()
     }
 }

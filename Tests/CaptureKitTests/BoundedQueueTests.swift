@@ -95,4 +95,24 @@ import Testing
         queue.wake()
         #expect(taker.wait(seconds: 5) == .some(nil))
     }
+
+    /// A timed take on an empty queue waits its timeout, measured on the
+    /// monotonic clock its deadline is set on, and not much longer.
+    @Test func aTimedTakeOnAnEmptyQueueReturnsNilAfterAboutItsTimeout() {
+        let queue = BoundedQueue<Int>(capacity: 2)
+        let start = MonotonicClock.nowNanoseconds()
+        #expect(queue.take(timeoutNanoseconds: 300_000_000) == nil)
+        let waited = MonotonicClock.nowNanoseconds() - start
+        #expect(waited >= 300_000_000, "returned before its timeout: \(waited) ns")
+        #expect(waited < 2_000_000_000, "waited far beyond its timeout: \(waited) ns")
+    }
+
+    /// A deadline already past ends a timed wait at once, answering that it passed.
+    @Test func aConditionWaitWithAPastDeadlineReturnsAtOnce() {
+        let lock = ConditionLock()
+        let start = MonotonicClock.nowNanoseconds()
+        let signalled = lock.withLock { lock.wait(untilMonotonicNanoseconds: start - 1_000_000) }
+        #expect(!signalled)
+        #expect(MonotonicClock.nowNanoseconds() - start < 1_000_000_000)
+    }
 }

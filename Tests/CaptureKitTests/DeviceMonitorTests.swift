@@ -30,12 +30,8 @@ struct DeviceMonitorTests {
         _ = pipe(&ends)
         defer { close(ends[0]); close(ends[1]) }
         let stop = ends[1]
-        let timer = Thread {
-            Thread.sleep(forTimeInterval: 5)
-            var byte: UInt8 = 1
-            _ = write(stop, &byte, 1)
-        }
-        timer.start()
+        let timer = try StopTimer(writingTo: stop, after: 5)
+        defer { timer.cancel() }
         var seen: [DeviceEvent] = []
         try monitor.run(stopDescriptor: ends[0]) { event in
             seen.append(event)
@@ -111,12 +107,8 @@ struct DeviceMonitorTests {
         defer { close(ends[0]); close(ends[1]) }
         var seen: [DeviceEvent] = []
         let stop = ends[1]
-        let timer = Thread {
-            Thread.sleep(forTimeInterval: 5)
-            var byte: UInt8 = 1
-            _ = write(stop, &byte, 1)
-        }
-        timer.start()
+        let timer = try StopTimer(writingTo: stop, after: 5)
+        defer { timer.cancel() }
         try monitor.run(stopDescriptor: ends[0]) { event in
             seen.append(event)
             if case .disconnected = event { fake.reconnect() }
@@ -149,5 +141,31 @@ struct DeviceMonitorTests {
         try FileManager.default.removeItem(atPath: "\(devRoot)/video4")
         let second = try events(monitor, count: 1)
         #expect(second == [.disconnected(path: "\(devRoot)/video4", name: "Fake Camera", mediaType: .video)])
+    }
+}
+
+/// Ends a monitor's run after a time limit: writes a byte to `stop` after
+/// `seconds` unless cancelled first. `cancel()` ends its thread and joins
+/// it, so it never writes to a descriptor the test has closed (whose number
+/// a test running alongside may have been given since).
+private final class StopTimer: Sendable {
+    private let thread: SystemThread
+    private let cancelled: DispatchSemaphore
+
+    init(writingTo stop: Int32, after seconds: Double) throws {
+        let cancelled = DispatchSemaphore(value: 0)
+        self.cancelled = cancelled
+        thread = try SystemThread(name: "stop timer") {
+            if cancelled.wait(timeout: .now() + seconds) == .timedOut {
+                var byte: UInt8 = 1
+                _ = write(stop, &byte, 1)
+            }
+        }
+    }
+
+    /// Stops the timer (it writes nothing more) and waits for its thread to end.
+    func cancel() {
+        cancelled.signal()
+        thread.join()
     }
 }

@@ -208,6 +208,7 @@ import Testing
         session.addOutput(first)
         session.addOutput(second)
         let heard = NSCondition()
+        // nonisolated(unsafe): read and written only while holding `heard`.
         nonisolated(unsafe) var disconnected: [String] = []
         session.addObserver { notification in
             guard case .deviceWasDisconnected(let device) = notification else { return }

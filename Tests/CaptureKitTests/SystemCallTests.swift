@@ -135,6 +135,7 @@ import Testing
     @Test func mockingStaysOnItsThread() throws {
         try SystemCallMocking.withMocking { (driver) throws in
             driver.forcedErrno = .always(errno: EIO)
+            // nonisolated(unsafe): written by the thread before it signals `finished`, read here after the wait.
             nonisolated(unsafe) var elsewhere: Result<Glibc.stat, SystemCallError>?
             let finished = DispatchSemaphore(value: 0)
             Thread {

@@ -69,6 +69,23 @@ import Testing
         return session
     }
 
+    @Test func aDeliveryThreadThatCannotBeMadeFailsTheStartNamingTheCall() throws {
+        let output = VideoDataOutput()
+        let recorder = Recorder(waitFor: 1)
+        output.setSampleBufferDelegate(recorder, queue: nil)
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: 160, height: 120), realtime: false)))
+        session.addOutput(output)
+        let failure = SystemCallError(call: "pthread_create(video-data)", errno: EAGAIN)
+        SystemCallMocking.withMocking { driver in
+            driver.forcedErrno = .always(errno: EAGAIN)
+            driver.forcedCallPrefix = "pthread_create(video-data)"
+            #expect(throws: CaptureError.io("video data output", failure)) { try session.startRunning() }
+        }
+        #expect(!session.isRunning)
+        #expect(recorder.read { $0.calls } == 0)
+    }
+
     @Test func callsComeOnTheGivenQueueOneAtATimeInOrder() throws {
         let queue = DispatchQueue(label: "delegate-queue")
         let key = DispatchSpecificKey<Int>()

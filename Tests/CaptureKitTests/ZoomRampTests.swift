@@ -1,5 +1,6 @@
 @testable import CaptureKit
 import Foundation
+import Glibc
 import Testing
 
 /// rampToVideoZoomFactor: exponential in time, at a rate in powers of two per second.
@@ -83,5 +84,26 @@ struct ZoomRampTests {
         #expect(abs(clock.now() - start - 2) < 1e-9)
         #expect(camera.sets(of: ControlID.zoomAbsolute).count > 10)
         #expect(applied == [AppliedSetting(name: "zoom", controlID: nil, value: .number(2))])
+    }
+}
+
+/// CaptureDevice's ramp runs on a thread of its own: one that cannot be
+/// made is an error, not a ramp that never moves.
+extension CaptureDeviceCameraSettingsTests {
+    @Test func aRampWhoseThreadCannotBeMadeIsAnErrorNamingTheCall() throws {
+        let camera = FakeCameras.full(zoomMinimum: 100, zoomMaximum: 800)
+        let (device, _) = settingsDevice(camera)
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        let failure = SystemCallError(call: "pthread_create(zoom ramp)", errno: EAGAIN)
+        SystemCallMocking.withMocking { driver in
+            driver.forcedErrno = .always(errno: EAGAIN)
+            driver.forcedCallPrefix = "pthread_create"
+            #expect(throws: ControlError.requestFailed(device: device.path, control: "zoom ramp", failure)) {
+                try device.ramp(toVideoZoomFactor: 4, withRate: 2)
+            }
+        }
+        #expect(!device.isRampingVideoZoom)
+        #expect(camera.sets(of: ControlID.zoomAbsolute).isEmpty)
     }
 }

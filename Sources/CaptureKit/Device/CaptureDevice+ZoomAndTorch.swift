@@ -70,7 +70,7 @@ extension CaptureDevice {
         let direction: Double = octaves < 0 ? -1 : 1
         let startTime = clock.now()
         let tick = 1.0 / 30
-        _ = CaptureThread(name: "zoom ramp") { [self] in
+        let ramp = { [self] in
             var step = 1
             while true {
                 let elapsed = clock.now() - startTime
@@ -91,6 +91,15 @@ extension CaptureDevice {
                 clock.sleep(until: min(startTime + Double(step) * tick, startTime + duration))
                 step += 1
             }
+        }
+        do {
+            // Not joined: the ramp runs on by itself, as in AVFoundation.
+            _ = try CaptureThread.start(name: "zoom ramp", ramp)
+        } catch {
+            cameraSettings.withLock { state in
+                if state.rampGeneration == generation { state.isRamping = false }
+            }
+            throw .requestFailed(device: path, control: "zoom ramp", error)
         }
     }
 

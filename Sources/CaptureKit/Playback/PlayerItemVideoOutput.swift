@@ -294,26 +294,26 @@ public final class PlayerItemVideoOutput {
 /// Runs the wait behind `requestNotificationOfMediaDataChange` on a thread
 /// of its own, polling a condition until it holds or the request is cancelled.
 final class MediaDataNotifier: @unchecked Sendable {
-    // @unchecked: `generation` is guarded by `lock`; each job owns its own thread.
+    // @unchecked: `generation` and `startFailure` are guarded by `lock`; each job owns its own thread.
     private let lock = Lock()
     private var generation = 0
+    private var startFailure: SystemCallError?
 
     func start(interval: MediaTime, handler: @escaping @Sendable () -> Void, ready: @escaping @Sendable () -> Bool) {
         let mine: Int = lock.withLock { generation += 1; return generation }
         let delay = interval.isNumeric ? max(0, min(interval.seconds, 3600)) : 0
         let job = NotifierJob(owner: self, generation: mine, delay: delay, handler: handler, ready: ready)
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(job).toOpaque()
-        if pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<NotifierJob>.fromOpaque(raw!).takeRetainedValue()
-            job.run()
-            return nil
-        }, box) == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<NotifierJob>.fromOpaque(box).release()
+        do {
+            pthread_detach(try Posix.createThread(name: "media data notifier") { job.run() })
+            lock.withLock { startFailure = nil }
+        } catch {
+            lock.withLock { startFailure = error }
         }
     }
+
+    /// Why the last request's thread could not be made (`pthread_create(media
+    /// data notifier)`), if it could not: that request is never answered.
+    var lastStartFailure: SystemCallError? { lock.withLock { startFailure } }
 
     func isCurrent(_ generation: Int) -> Bool { lock.withLock { self.generation == generation } }
 

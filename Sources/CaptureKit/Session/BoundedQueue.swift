@@ -11,7 +11,7 @@ import Glibc
 /// A producer that delivers in bursts may let items gather before the
 /// taker is woken (`put(_:wakingAt:)`); `wake()` wakes it regardless.
 final class BoundedQueue<Element>: @unchecked Sendable {
-    // @unchecked: every stored property but `capacity` is read and written under `mutex`.
+    // @unchecked: every stored property but `capacity` and `lock` is read and written under `lock`.
     let capacity: Int
     private var items: [Element?]
     private var head = 0
@@ -20,28 +20,17 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// Set by `wake()`: until the queue is next found empty, `take` does not wait.
     private var woken = false
     private(set) var refused = 0
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Guards the state; its condition wakes the taker.
+    private let lock = ConditionLock()
 
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
         items = Array(repeating: nil, count: capacity)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
     }
 
     private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
+        lock.withLock(body)
     }
 
     /// Adds `item` unless the queue is full or closed; returns whether it
@@ -57,7 +46,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
             }
             items[(head + count) % capacity] = item
             count += 1
-            if count >= threshold { pthread_cond_signal(condition) }
+            if count >= threshold { lock.signal() }
             return true
         }
     }
@@ -67,7 +56,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     func wake() {
         locked {
             woken = true
-            pthread_cond_signal(condition)
+            lock.signal()
         }
     }
 
@@ -75,18 +64,16 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// ever). Returns nil on timeout, or once the queue is closed and empty.
     func take(timeoutNanoseconds: Int64? = nil) -> Element? {
         locked {
-            var deadline = timespec()
-            if let timeoutNanoseconds {
-                clock_gettime(CLOCK_REALTIME, &deadline)
-                let total = Int64(deadline.tv_nsec) + timeoutNanoseconds
-                deadline.tv_sec += Int(total / 1_000_000_000)
-                deadline.tv_nsec = Int(total % 1_000_000_000)
+            // A monotonic deadline: the wall clock may be set meanwhile.
+            let deadline = timeoutNanoseconds.map { timeout in
+                let now = MonotonicClock.nowNanoseconds()
+                return timeout > Int64.max - now ? Int64.max : now + max(0, timeout)
             }
             while count == 0 && !closed && !woken {
-                if timeoutNanoseconds != nil {
-                    if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+                if let deadline {
+                    if !lock.wait(untilMonotonicNanoseconds: deadline) { break }
                 } else {
-                    pthread_cond_wait(condition, mutex)
+                    lock.wait()
                 }
             }
             guard count > 0 else {
@@ -105,7 +92,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     func close() {
         locked {
             closed = true
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 

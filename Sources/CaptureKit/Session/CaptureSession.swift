@@ -298,13 +298,23 @@ public final class CaptureSession: @unchecked Sendable {
         let stop = CaptureStopSignal()
         let index = lock.withLock { inputList.firstIndex { $0 === input } ?? inputList.count }
         let name = "capture-\(input.mediaType.rawValue.prefix(1))\(index)"
-        let thread = CaptureThread(name: name) { [weak self] in
-            guard let self else { return }
-            let end = input.source.run(stop: stop) { sample in
-                input.compression.capture(sample)
-                for output in self.outputsSnapshot() { output.capture(sample, from: input) }
+        let thread: CaptureThread
+        do {
+            thread = try CaptureThread.start(name: name) { [weak self] in
+                guard let self else { return }
+                let end = input.source.run(stop: stop) { sample in
+                    input.compression.capture(sample)
+                    for output in self.outputsSnapshot() { output.capture(sample, from: input) }
+                }
+                if end != .stopped { self.inputEnded(input, end) }
             }
-            if end != .stopped { self.inputEnded(input, end) }
+        } catch {
+            // No thread to capture on: the input ends at once, as a loop that
+            // failed would (its outputs finish, observers hear a runtime error
+            // naming pthread_create), and is closed here, having no loop to stop.
+            close(input)
+            inputEnded(input, .failed(.io(name, error)))
+            return
         }
         lock.withLock { loops[ObjectIdentifier(input)] = CaptureLoop(thread: thread, stop: stop) }
     }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -195,8 +196,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// The signal that ends a capture loop: a pipe whose read end the loop
 /// polls along with its device, so stopping wakes it at once.
-public final class CaptureStopSignal: @unchecked Sendable {
-    // @unchecked: the flag is an AtomicFlag and the pipe is written and read with system calls only.
+public final class CaptureStopSignal: Sendable {
     /// The descriptor to include in poll(); readable once stopping was requested.
     public var descriptor: Int32 { pipe.readEnd }
     private let pipe = WakeupPipe()
@@ -243,26 +243,15 @@ extension CaptureStopSignal {
 }
 
 /// A boolean that threads set and read without a data race.
-final class AtomicFlag: @unchecked Sendable {
-    // @unchecked: `state` is read and written under `mutex` only.
-    private var mutex = pthread_mutex_t()
-    private var state = false
+final class AtomicFlag: Sendable {
+    private let state = Atomic<Bool>(false)
 
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
+    init() {}
 
-    var value: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return state
-    }
+    var value: Bool { state.load(ordering: .acquiring) }
 
     /// Sets the flag; returns false if it was already set.
     func setIfClear() -> Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        if state { return false }
-        state = true
-        return true
+        state.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }

@@ -12,24 +12,34 @@ final class CaptureThread: @unchecked Sendable {
     private let lock = Lock()
     private var joined = false
 
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
+    /// Why no thread could be made (`pthread_create(NAME)`), if none was;
+    /// the body then ran on the creating thread instead, so that its work
+    /// is not lost.
+    let startFailure: SystemCallError?
+
+    /// Starts `body` on a new thread, or throws `pthread_create(NAME)` when
+    /// none can be made: for callers that can refuse what they were asked.
+    static func start(name: String, _ body: @escaping () -> Void) throws(SystemCallError) -> CaptureThread {
+        CaptureThread(started: try Posix.createThread(name: name, body))
     }
 
-    /// Starts `body` on a new thread; `name` says what it is for.
+    private init(started thread: pthread_t) {
+        self.thread = thread
+        startFailure = nil
+        started = true
+    }
+
+    /// Starts `body` on a new thread; `name` says what it is for. For
+    /// callers with no way to refuse: see `startFailure`.
     init(name: String, _ body: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let status = pthread_create(&thread, nil, { argument in
-            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
-        started = status == 0
-        if !started {
-            // No thread: run the body to completion here rather than lose it.
-            Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
+        do {
+            thread = try Posix.createThread(name: name, body)
+            startFailure = nil
+        } catch {
+            startFailure = error
+            body()
         }
+        started = startFailure == nil
     }
 
     /// Waits for the thread to end. Safe to call more than once and from

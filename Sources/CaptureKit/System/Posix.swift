@@ -8,8 +8,9 @@ import Glibc
 /// call (and the file, where the caller gives its path) with the errno kept,
 /// and tests can force failures (`SystemCallMocking`). Nothing else in the
 /// library calls these functions of the C library directly; libv4l2 and
-/// alsa-lib calls go through the same runners in Device/.
-enum Posix {
+/// alsa-lib calls go through the same runners in Device/. The command line
+/// (`capctl`, a module of this package) uses the ones marked `package`.
+package enum Posix {
     /// The name a call is reported under: `read(/dev/video0)`, or `read` without a path.
     private static func named(_ call: String, _ path: String?) -> String {
         path.map { "\(call)(\($0))" } ?? call
@@ -24,7 +25,7 @@ enum Posix {
 
     /// close(2), not retried after EINTR: Linux has released the descriptor
     /// by then, and a second close could hit one another thread just opened.
-    static func close(_ fd: Int32, path: String? = nil) throws(SystemCallError) {
+    package static func close(_ fd: Int32, path: String? = nil) throws(SystemCallError) {
         _ = try checkedCall({ named("close", path) }, retryingInterrupts: false, failed: { $0 == -1 },
                             errno: { _ in Glibc.errno }) { Glibc.close(fd) }
     }
@@ -35,7 +36,7 @@ enum Posix {
     }
 
     /// read(2) into the whole of `bytes`: the bytes read, 0 at the end of the file.
-    static func read(_ fd: Int32, into bytes: inout [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
+    package static func read(_ fd: Int32, into bytes: inout [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
         let count = bytes.count
         return try systemCall(named("read", path)) { Glibc.read(fd, &bytes, count) }
     }
@@ -46,7 +47,7 @@ enum Posix {
     }
 
     /// write(2): the bytes written, which may be fewer than given.
-    static func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer, path: String? = nil) throws(SystemCallError) -> Int {
+    package static func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer, path: String? = nil) throws(SystemCallError) -> Int {
         try systemCall(named("write", path)) { Glibc.write(fd, buffer.baseAddress, buffer.count) }
     }
 
@@ -104,7 +105,7 @@ enum Posix {
     }
 
     /// pipe(2), both ends close-on-exec and non-blocking.
-    static func nonBlockingPipe() throws(SystemCallError) -> (readEnd: Int32, writeEnd: Int32) {
+    package static func nonBlockingPipe() throws(SystemCallError) -> (readEnd: Int32, writeEnd: Int32) {
         var ends: [Int32] = [-1, -1]
         try systemCall("pipe") { Glibc.pipe(&ends) }
         do {
@@ -130,7 +131,7 @@ enum Posix {
     /// poll(2): how many entries have events. Retried after EINTR with the
     /// whole timeout again, so a loop woken by a signal simply waits on.
     @discardableResult
-    static func poll(_ entries: inout [pollfd], timeout milliseconds: Int32) throws(SystemCallError) -> Int {
+    package static func poll(_ entries: inout [pollfd], timeout milliseconds: Int32) throws(SystemCallError) -> Int {
         let count = nfds_t(entries.count)
         return Int(try systemCall("poll") { Glibc.poll(&entries, count, milliseconds) })
     }

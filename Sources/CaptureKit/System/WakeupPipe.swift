@@ -34,3 +34,15 @@ struct WakeupPipe: Sendable {
         if writeEnd >= 0 { try? Posix.close(writeEnd) }
     }
 }
+
+extension WakeupPipe {
+    /// A wakeup pipe, or the call that failed (`pipe`, `fcntl`).
+    static func make() throws(SystemCallError) -> WakeupPipe {
+        WakeupPipe(ends: try Posix.nonBlockingPipe())
+    }
+
+    private init(ends: (readEnd: Int32, writeEnd: Int32)) {
+        readEnd = ends.readEnd
+        writeEnd = ends.writeEnd
+    }
+}

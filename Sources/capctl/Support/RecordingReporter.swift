@@ -196,7 +196,7 @@ final class RecordingReporter: @unchecked Sendable {
     /// A second interrupt: the process leaves at once.
     func interruptedAgain() {
         let line = style == .json ? "{\"event\":\"interrupted\"}\n" : "\ninterrupted: leaving at once; the file is readable up to its last fragment\n"
-        _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+        StandardStream.output.write(line)
     }
 
     // MARK: Output

@@ -1,3 +1,4 @@
+import CaptureKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,8 @@ enum StandardStream {
 
     private var descriptor: Int32 { self == .output ? STDOUT_FILENO : STDERR_FILENO }
 
-    /// Writes all of `text`, retrying interrupted and partial writes. A
+    /// Writes all of `text`, going on after partial writes (CaptureKit's
+    /// `Posix.write` retries interrupted ones). A
     /// stream that cannot be written (closed pipe, full disk) loses the
     /// text: there is nowhere left to say so.
     func write(_ text: String) {
@@ -22,11 +24,8 @@ enum StandardStream {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+                guard let written = try? Posix.write(descriptor, from: UnsafeRawBufferPointer(rebasing: buffer[offset...])),
+                      written > 0 else { return }
                 offset += written
             }
         }

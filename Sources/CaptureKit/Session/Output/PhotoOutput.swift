@@ -223,7 +223,11 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         for request in waiting { queue.put(.request(request)) }
         lastTaken = nil
-        thread = CaptureThread(name: "photo") { [self] in processingLoop(queue) }
+        do {
+            thread = try CaptureThread.start(name: "photo") { [self] in processingLoop(queue) }
+        } catch {
+            throw .io("photo output", error)
+        }
     }
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {

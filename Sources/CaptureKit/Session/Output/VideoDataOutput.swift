@@ -123,8 +123,13 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
             return true
         }
         guard started else { return }
-        let thread = CaptureThread(name: "video-data") { [weak self] in self?.deliver(delivery) }
-        state.withLock { $0.thread = thread }
+        do {
+            let thread = try CaptureThread.start(name: "video-data") { [weak self] in self?.deliver(delivery) }
+            state.withLock { $0.thread = thread }
+        } catch {
+            state.withLock { $0.delivery = nil }
+            throw .io("video data output", error)
+        }
     }
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
@@ -202,10 +207,10 @@ private struct DelegateBox: @unchecked Sendable {
 /// waited for (not one on the stopping thread itself: a delegate that stops
 /// the session from its callback).
 final class VideoDataDelivery: @unchecked Sendable {
-    // @unchecked: `stopped`, `calling`, `callingThread` and `pending` are read and written under `mutex`; `queue` is thread-safe.
+    // @unchecked: `stopped`, `calling`, `callingThread` and `pending` are read and written under `lock`; `queue` is thread-safe.
     let queue: BoundedQueue<(VideoSampleBuffer, CaptureInput)>
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Guards the state below; its condition wakes a thread waiting for a call to end.
+    private let lock = ConditionLock()
     private var stopped = false
     private var calling = false
     private var callingThread = pthread_t()
@@ -214,21 +219,10 @@ final class VideoDataDelivery: @unchecked Sendable {
 
     init(capacity: Int) {
         queue = BoundedQueue(capacity: capacity)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
     }
 
     private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
+        lock.withLock(body)
     }
 
     var isStopped: Bool { locked { stopped } }
@@ -245,7 +239,7 @@ final class VideoDataDelivery: @unchecked Sendable {
         body()
         locked {
             calling = false
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
@@ -260,19 +254,19 @@ final class VideoDataDelivery: @unchecked Sendable {
             call(body)
             locked {
                 pending = false
-                pthread_cond_broadcast(condition)
+                lock.broadcast()
             }
         }
         locked {
-            while pending && !stopped { pthread_cond_wait(condition, mutex) }
+            while pending && !stopped { lock.wait() }
         }
     }
 
     func stop() {
         locked {
             stopped = true
-            pthread_cond_broadcast(condition)
-            while calling && pthread_equal(callingThread, pthread_self()) == 0 { pthread_cond_wait(condition, mutex) }
+            lock.broadcast()
+            while calling && pthread_equal(callingThread, pthread_self()) == 0 { lock.wait() }
         }
         queue.close()
     }
