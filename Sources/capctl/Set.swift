@@ -101,6 +101,11 @@ extension Capctl {
                         fflush(nil)
                     }
                 }
+                if watcher != nil && hold {
+                    // From the ramp's watcher to the hold's pipe, an interrupt waits (blocked)
+                    // instead of finding no handler; the pipe unblocks it.
+                    try? Posix.blockSignals([SIGINT, SIGTERM])
+                }
                 watcher?.finish()
                 if output.json {
                     try JSONOutput.printLine(SetDocument(device: DeviceJSON(camera, index: index), applied: applied.map(AppliedJSON.init), held: hold))

@@ -65,6 +65,18 @@ extension Posix {
         }
     }
 
+    /// pthread_sigmask(3) SIG_BLOCK: `signals` wait, pending, until the
+    /// calling thread unblocks them (a handler being replaced by another
+    /// loses none that come meanwhile).
+    package static func blockSignals(_ signals: [Int32]) throws(SystemCallError) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        _ = try checkedCall({ "pthread_sigmask" }, retryingInterrupts: false, failed: { $0 != 0 }, errno: { $0 }) {
+            pthread_sigmask(SIG_BLOCK, &set, nil)
+        }
+    }
+
     /// `SIGINT` for 2 and the other signals capctl handles; `signal 40` else.
     static func signalName(_ signal: Int32) -> String {
         switch signal {

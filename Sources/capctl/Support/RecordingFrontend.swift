@@ -80,8 +80,7 @@ final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
 
     init(request: RecordRequest) {
         self.request = request
-        reporter = RecordingReporter(style: request.progress)
-        reporter.showsPreRoll = request.recording.preRoll != nil
+        reporter = RecordingReporter(style: request.progress, showsPreRoll: request.recording.preRoll != nil)
     }
 
     func run() throws -> ExitStatus {

@@ -1,5 +1,6 @@
 import CaptureKit
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,8 +8,7 @@ import Glibc
 /// `record`'s progress on stdout: one refreshing status line on a terminal,
 /// or one JSON object a line (events `started`, `progress`, `paused`,
 /// `resumed`, `segment`, `finished`). Field names are stable.
-final class RecordingReporter: @unchecked Sendable {
-    // @unchecked: `lineShown` and the output are guarded by `lock`; `style` is immutable.
+final class RecordingReporter: Sendable {
     struct Limits {
         var duration: MediaTime?
         var size: Int64?
@@ -17,33 +17,38 @@ final class RecordingReporter: @unchecked Sendable {
 
     let style: ProgressStyle
     /// Whether progress says what the pre-roll holds (--pre-roll); set before the recording starts.
-    var showsPreRoll = false
-    private let lock = Lock()
-    private var lineShown = false
-    private var lastFrames = 0
-    private var lastTime = MonotonicClock.nowNanoseconds()
-    private var lastBytes: Int64 = 0
-    private var lastDuration = 0.0
+    let showsPreRoll: Bool
+
+    /// What the reports so far leave for the next (and the output's order: lines are written under its lock).
+    private struct State {
+        var lineShown = false
+        var lastFrames = 0
+        var lastTime = MonotonicClock.nowNanoseconds()
+        var lastBytes: Int64 = 0
+        var lastDuration = 0.0
     /// Whether `started` has been emitted, and the pause or resume events
     /// that came before it (a recording that begins paused says so while
     /// the session starts): they follow it.
-    private var hasStarted = false
-    private var beforeStart: [() -> Void] = []
+        var hasStarted = false
+        var beforeStart: [@Sendable () -> Void] = []
     /// Each stream's bytes at the last status, and when that was (for bit rates).
-    private var streamBytes: [Int64] = []
-    private var lastStreamStatus = MonotonicClock.nowNanoseconds()
+        var streamBytes: [Int64] = []
+        var lastStreamStatus = MonotonicClock.nowNanoseconds()
+    }
+    private let state = Mutex(State())
 
-    init(style: ProgressStyle) {
+    init(style: ProgressStyle, showsPreRoll: Bool = false) {
         self.style = style
+        self.showsPreRoll = showsPreRoll
     }
 
     /// Each stream's state now, bit rates over the time since the last call.
     func streamStatuses(_ streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]) -> [StreamStatus] {
         let now = MonotonicClock.nowNanoseconds()
-        return lock.withLock {
-            let elapsed = Double(now - lastStreamStatus) / 1e9
-            lastStreamStatus = now
-            return Self.streamStatuses(streams.map { ($0.destination.description, $0.statistics) }, previousBytes: &streamBytes, elapsed: elapsed)
+        return state.withLock { state in
+            let elapsed = Double(now - state.lastStreamStatus) / 1e9
+            state.lastStreamStatus = now
+            return Self.streamStatuses(streams.map { ($0.destination.description, $0.statistics) }, previousBytes: &state.streamBytes, elapsed: elapsed)
         }
     }
 
@@ -68,34 +73,34 @@ final class RecordingReporter: @unchecked Sendable {
             let targets = (files + streams).joined(separator: " and ")
             return "recording \(names) to \(targets); Ctrl-C to stop"
         }
-        let held = lock.withLock { () -> [() -> Void] in
-            hasStarted = true
-            defer { beforeStart = [] }
-            return beforeStart
+        let held = state.withLock { state -> [@Sendable () -> Void] in
+            state.hasStarted = true
+            defer { state.beforeStart = [] }
+            return state.beforeStart
         }
         for event in held { event() }
     }
 
     /// Runs `event` now, or right after `started` when that has not been emitted yet.
-    private func afterStart(_ event: @escaping () -> Void) {
-        let now = lock.withLock { () -> Bool in
-            if !hasStarted { beforeStart.append(event) }
-            return hasStarted
+    private func afterStart(_ event: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if !state.hasStarted { state.beforeStart.append(event) }
+            return state.hasStarted
         }
         if now { event() }
     }
 
     func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) {
         let now = MonotonicClock.nowNanoseconds()
-        let (fps, bitRate) = lock.withLock { () -> (Double, Double) in
-            let wall = Double(now - lastTime) / 1e9
-            let media = statistics.duration.seconds - lastDuration
-            let fps = wall > 0 ? Double(statistics.videoFrames - lastFrames) / wall : 0
-            let rate = media > 0 ? Double(statistics.bytes - lastBytes) * 8 / media : 0
-            lastTime = now
-            lastFrames = statistics.videoFrames
-            lastBytes = statistics.bytes
-            lastDuration = statistics.duration.seconds
+        let (fps, bitRate) = state.withLock { state -> (Double, Double) in
+            let wall = Double(now - state.lastTime) / 1e9
+            let media = statistics.duration.seconds - state.lastDuration
+            let fps = wall > 0 ? Double(statistics.videoFrames - state.lastFrames) / wall : 0
+            let rate = media > 0 ? Double(statistics.bytes - state.lastBytes) * 8 / media : 0
+            state.lastTime = now
+            state.lastFrames = statistics.videoFrames
+            state.lastBytes = statistics.bytes
+            state.lastDuration = statistics.duration.seconds
             return (fps, rate)
         }
         let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
@@ -120,11 +125,11 @@ final class RecordingReporter: @unchecked Sendable {
             parts.append(String(cFormat: "pre-roll %.1fs", statistics.preRollDuration.seconds) + " " + formatBytes(Int64(statistics.preRollBytes)))
         }
         for (index, stream) in streams.enumerated() { parts.append(Self.streamText(stream, index: index + 1)) }
-        lock.withLock {
+        state.withLock { state in
             // \r and erase-to-end: the line refreshes in place.
             print("\r\u{1B}[K" + parts.joined(separator: "  "), terminator: "")
             fflush(nil)
-            lineShown = true
+            state.lineShown = true
         }
     }
 
@@ -207,10 +212,10 @@ final class RecordingReporter: @unchecked Sendable {
             return
         }
         let line = text()
-        lock.withLock {
-            print((lineShown ? "\r\u{1B}[K" : "") + line)
+        state.withLock { state in
+            print((state.lineShown ? "\r\u{1B}[K" : "") + line)
             fflush(nil)
-            lineShown = false
+            state.lineShown = false
         }
     }
 

@@ -1,6 +1,7 @@
 import CaptureKit
 import Dispatch
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,18 +10,20 @@ import Glibc
 /// photo request before capture starts (so the first good frame after the
 /// warmup is the photo), spaces further requests by the interval, and reports
 /// the photo output's events.
-final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
-    // @unchecked: its mutable state is guarded by its lock; delegate calls come on the photo output's processing thread.
+final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     private let command: Capctl.Snap
     private let format: PhotoFileFormat
     private let template: FileNameTemplate
     private let reporter: SnapReporter
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = Lock()
-    private var failures: [PhotoError] = []
-    private var photos = 0
-    private var firstCapture: Int64?
-    private var interrupted = false
+    /// What the photo output's thread and the signal thread tell the command's.
+    private struct State {
+        var failures: [PhotoError] = []
+        var photos = 0
+        var firstCapture: Int64?
+        var interrupted = false
+    }
+    private let state = Mutex(State())
 
     init(command: Capctl.Snap) throws {
         self.command = command
@@ -108,9 +111,9 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
         }
         let signals = try SignalEvents([SIGINT, SIGTERM]) { [weak self] signal in
             guard let self else { return }
-            let again = self.lock.withLock { () -> Bool in
-                defer { self.interrupted = true }
-                return self.interrupted
+            let again = self.state.withLock { state -> Bool in
+                defer { state.interrupted = true }
+                return state.interrupted
             }
             if again && signal == SIGINT { _exit(130) }
             self.finished.signal()
@@ -142,24 +145,24 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
         let interval = command.interval.time.converted(toTimescale: MonotonicClock.timescale).value
         while done < issued {
             finished.wait()
-            let (count, stop, first) = lock.withLock { (photos + failures.count, interrupted, firstCapture) }
+            let (count, stop, first) = state.withLock { ($0.photos + $0.failures.count, $0.interrupted, $0.firstCapture) }
             done = count
             if stop || !session.isRunning { return }
             guard done == issued, issued < command.count else { continue }
             let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * interval
             while MonotonicClock.nowNanoseconds() < due {
                 let remaining = Double(due - MonotonicClock.nowNanoseconds()) / 1e9
-                if finished.wait(timeout: .now() + max(0.001, remaining)) == .success, lock.withLock({ interrupted }) { break }
+                if finished.wait(timeout: .now() + max(0.001, remaining)) == .success, state.withLock({ $0.interrupted }) { break }
             }
-            if lock.withLock({ interrupted }) { return }
+            if state.withLock({ $0.interrupted }) { return }
             try issue(&issued, to: output)
         }
     }
 
     /// The closing summary, and the status of the first failure.
     private func report() -> ExitStatus {
-        var (taken, errors) = lock.withLock { (photos, failures) }
-        if lock.withLock({ interrupted }) {
+        var (taken, errors) = state.withLock { ($0.photos, $0.failures) }
+        if state.withLock({ $0.interrupted }) {
             // Requests cut short by the user are not failures.
             errors.removeAll { if case .captureEnded = $0 { return true } else { return false } }
         }
@@ -212,7 +215,7 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
 
     func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings, timestamp: MediaTime) {
         if timestamp.isNumeric {
-            lock.withLock { if firstCapture == nil { firstCapture = timestamp.converted(toTimescale: MonotonicClock.timescale).value } }
+            state.withLock { if $0.firstCapture == nil { $0.firstCapture = timestamp.converted(toTimescale: MonotonicClock.timescale).value } }
         }
         reporter.event("didCapturePhoto", settings, timestamp: timestamp.isNumeric ? timestamp.seconds : nil)
     }
@@ -226,8 +229,8 @@ final class SnapFrontend: PhotoCaptureDelegate, @unchecked Sendable {
     }
 
     func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: PhotoError?) {
-        lock.withLock {
-            if let error { failures.append(error) } else { photos += 1 }
+        state.withLock {
+            if let error { $0.failures.append(error) } else { $0.photos += 1 }
         }
         reporter.finishedCapture(settings, error: error)
         finished.signal()
@@ -249,10 +252,10 @@ extension CommandFailure {
 
 /// `snap`'s events on stdout: one line per photo for people, or one JSON
 /// object a line for every delegate event. Field names are stable.
-final class SnapReporter: @unchecked Sendable {
-    // @unchecked: it writes whole lines under its lock; its settings are immutable.
+final class SnapReporter: Sendable {
     let json: Bool
-    private let lock = Lock()
+    /// Whole lines are written under it.
+    private let lock = Mutex(())
 
     init(json: Bool) { self.json = json }
 
@@ -301,11 +304,11 @@ final class SnapReporter: @unchecked Sendable {
     }
 
     private func write<T: Encodable>(_ value: T) {
-        lock.withLock { try? JSONOutput.printLine(value) }
+        lock.withLock { _ in try? JSONOutput.printLine(value) }
     }
 
     private func say(_ line: String) {
-        lock.withLock {
+        lock.withLock { _ in
             StandardStream.output.write(line + "\n")
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Hears when a `MotionDetector` sees motion begin and end. Calls come on
 /// the detector's thread (its video data output's).
 public protocol MotionDetectorDelegate: AnyObject, Sendable {
@@ -23,8 +25,7 @@ public protocol MotionDetectorDelegate: AnyObject, Sendable {
 /// cells of the small picture; the background follows the picture within
 /// about a second, so slow changes of light fade into it. The first second
 /// of frames builds the background and cannot start motion.
-public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @unchecked Sendable {
-    // @unchecked: the analysis state is used only on the output's thread; what other threads read is behind `shared`.
+public final class MotionDetector: VideoDataOutputSampleBufferDelegate, Sendable {
 
     /// What counts as motion.
     public struct Configuration: Sendable, Hashable {
@@ -68,13 +69,16 @@ public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @uncheck
     }
     private let shared = Locked(Shared())
 
-    // The output's thread only.
-    private var analyzer = MotionAnalyzer()
-    private var moving = false
-    /// The first frame of a run of frames that moved (not yet an event).
-    private var runStart: MediaTime?
-    private var lastMotion: MediaTime?
-    private var peak = 0.0
+    /// The analysis: used on the output's thread only, so its lock is never contended.
+    private struct Analysis {
+        var analyzer = MotionAnalyzer()
+        var moving = false
+        /// The first frame of a run of frames that moved (not yet an event).
+        var runStart: MediaTime?
+        var lastMotion: MediaTime?
+        var peak = 0.0
+    }
+    private let analysis = Mutex(Analysis())
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -109,8 +113,11 @@ public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @uncheck
             return
         }
         let time = sample.presentationTime
-        let score = analyzer.score(thumbnail, at: time)
-        let event = decide(score: score, at: time)
+        let (score, event, moving) = analysis.withLock { analysis in
+            let score = analysis.analyzer.score(thumbnail, at: time)
+            let event = Self.decide(score: score, at: time, in: &analysis, configuration: configuration)
+            return (score, event, analysis.moving)
+        }
         let delegate = shared.withLock { shared in
             shared.statistics.framesAnalyzed += 1
             shared.statistics.latestScore = score
@@ -130,29 +137,29 @@ public final class MotionDetector: VideoDataOutputSampleBufferDelegate, @uncheck
     }
 
     /// The motion state after a frame scored `score` at `time`.
-    private func decide(score: Double, at time: MediaTime) -> Event? {
+    private static func decide(score: Double, at time: MediaTime, in state: inout Analysis, configuration: Configuration) -> Event? {
         let moved = score >= configuration.threshold
-        if moving {
-            peak = max(peak, score)
+        if state.moving {
+            state.peak = max(state.peak, score)
             if moved {
-                lastMotion = time
+                state.lastMotion = time
                 return nil
             }
-            guard let last = lastMotion, time - last >= configuration.stillDuration.nanoseconds else { return nil }
-            moving = false
-            runStart = nil
-            return .ended(last, peak: peak)
+            guard let last = state.lastMotion, time - last >= configuration.stillDuration.nanoseconds else { return nil }
+            state.moving = false
+            state.runStart = nil
+            return .ended(last, peak: state.peak)
         }
         guard moved else {
-            runStart = nil
+            state.runStart = nil
             return nil
         }
-        let start = runStart ?? time
-        runStart = start
+        let start = state.runStart ?? time
+        state.runStart = start
         guard time - start >= configuration.minimumDuration.nanoseconds else { return nil }
-        moving = true
-        lastMotion = time
-        peak = score
+        state.moving = true
+        state.lastMotion = time
+        state.peak = score
         return .started(start)
     }
 }
