@@ -1,13 +1,13 @@
 import CaptureKit
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A camera for the session benchmark: the prepared 1280x720 YUYV frames,
 /// one every 1/30 s on the capture clock, `count` of them, then the end.
-final class ReplayCamera: CaptureSource, @unchecked Sendable {
-    // @unchecked: every stored property is immutable.
+final class ReplayCamera: CaptureSource, Sendable {
     let mediaType = MediaType.video
     let path = "replay"
     let localizedName = "Replay"
@@ -46,30 +46,37 @@ final class ReplayCamera: CaptureSource, @unchecked Sendable {
 }
 
 /// Hears one recording's end.
-final class BenchRecorder: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
-    // @unchecked: every stored property is guarded by `condition`.
+final class BenchRecorder: CaptureFileOutputRecordingDelegate, Sendable {
+    private struct State {
+        var ended = false
+        var frames = 0
+        var failure: RecordingError?
+    }
+
+    /// Signalled when the recording ends; `ended` is set holding it.
     private let condition = NSCondition()
-    private var ended = false
-    private(set) var frames = 0
-    private(set) var failure: RecordingError?
+    private let state = Mutex(State())
+
+    var frames: Int { state.withLock { $0.frames } }
+    var failure: RecordingError? { state.withLock { $0.failure } }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
-        condition.lock()
-        frames += file.videoFrames
-        condition.unlock()
+        state.withLock { $0.frames += file.videoFrames }
     }
 
     func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {
         condition.lock()
-        ended = true
-        if let error, !error.recordingSuccessfullyFinished { failure = error }
+        state.withLock { state in
+            state.ended = true
+            if let error, !error.recordingSuccessfullyFinished { state.failure = error }
+        }
         condition.broadcast()
         condition.unlock()
     }
 
     func waitForEnd() {
         condition.lock()
-        while !ended { condition.wait() }
+        while !state.withLock({ $0.ended }) { condition.wait() }
         condition.unlock()
     }
 }

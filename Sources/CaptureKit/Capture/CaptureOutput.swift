@@ -5,7 +5,8 @@ import Synchronization
 /// in `capture(_:from:)`, which must return at once: queue and count, never
 /// wait on an encoder.
 public class CaptureOutput: @unchecked Sendable {
-    // @unchecked: its one state, the connections, is behind a Mutex; subclasses state their own guarantee.
+    // @unchecked: a class subclassed by the outputs cannot be checked Sendable. Its one
+    // state, the connections, is behind a Mutex; each subclass restates the conformance with its own guarantee.
     public init() {}
 
     /// The connections (see `CaptureConnection`), kept by the session.

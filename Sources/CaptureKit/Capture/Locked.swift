@@ -34,7 +34,10 @@ package final class Lock: @unchecked Sendable {
 /// A value behind a lock, for state a capture loop shares with other
 /// threads (counters, buffer bookkeeping).
 final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is reached only inside withLock, under `lock`.
+    // @unchecked: `value` is reached only inside withLock, under `lock`. It cannot be a checked
+    // Mutex<Value> wrapper: some values are not Sendable (a device's configuration, an output's
+    // state holding encoders and threads), and a body may hand what it takes from them to the one
+    // thread that uses it next (a capture loop, a pool's borrower), as each user states.
     private let lock = Lock()
     private var value: Value
 

@@ -3,7 +3,10 @@
 /// out of the driver's queue until the last reference goes, and then it is
 /// queued again (VIDIOC_QBUF), so buffer lifetime is tied to re-queueing.
 public final class SampleStorage: @unchecked Sendable {
-    // @unchecked: the bytes are never written after init, and `release` runs once, in deinit.
+    // @unchecked: raw memory. Nobody writes `bytes` while the storage lives (a lent buffer is out of its
+    // pool or driver queue until `release`); `release` runs once, in deinit, on whichever thread lets go
+    // last, and the closures given capture only owners that are safe from any thread (pools, lenders,
+    // the V4L2 buffer queue).
     public let bytes: UnsafeRawBufferPointer
     private let release: (() -> Void)?
     private let owned: UnsafeMutableRawBufferPointer?

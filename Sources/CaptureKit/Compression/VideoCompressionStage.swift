@@ -19,12 +19,10 @@ protocol CompressedVideoSink: AnyObject, Sendable {
 /// counts, so capture never waits on the encoder) and are encoded on the
 /// stage's own thread; each sink gets the frames encoded after it joined,
 /// the first of them a keyframe.
-final class VideoCompressionStage: @unchecked Sendable {
-    // @unchecked: `compressor` is made in init and then used only on the stage's thread; everything else is behind `state` or immutable.
+final class VideoCompressionStage: Sendable {
     let settings: VideoOutputSettings
     /// libavcodec's name of the frames that come out (`h264` …).
     let codecName: String
-    private let compressor: VideoCompressor
     private let queue: BoundedQueue<VideoSampleBuffer>
     private let state = Locked(State())
     private let thread = Locked<CaptureThread?>(nil)
@@ -55,10 +53,11 @@ final class VideoCompressionStage: @unchecked Sendable {
     /// and do not carry (a file's avcC/hvcC record).
     init(settings: VideoOutputSettings, decodingConfiguration: [UInt8], queueCapacity: Int) throws(WriterError) {
         self.settings = settings
-        compressor = try VideoCompressor(settings: settings, decodingConfiguration: decodingConfiguration)
+        // The encoder is owned by the stage's thread: made here, then used there alone.
+        let compressor = try VideoCompressor(settings: settings, decodingConfiguration: decodingConfiguration)
         codecName = compressor.codecName
         queue = BoundedQueue(capacity: min(queueCapacity, Self.maximumBacklog))
-        let started = CaptureThread(name: "encoder") { [self] in run() }
+        let started = CaptureThread(name: "encoder") { [self] in run(compressor) }
         thread.withLock { $0 = started }
     }
 
@@ -106,7 +105,7 @@ final class VideoCompressionStage: @unchecked Sendable {
 
     // MARK: The stage's thread
 
-    private func run() {
+    private func run(_ compressor: VideoCompressor) {
         while let sample = queue.take() {
             guard !state.withLock({ $0.failed }) else { continue }
             do throws(WriterError) {

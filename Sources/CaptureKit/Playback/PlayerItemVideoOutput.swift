@@ -1,3 +1,4 @@
+import Synchronization
 import CFFmpeg
 #if canImport(Glibc)
 import Glibc
@@ -293,31 +294,30 @@ public final class PlayerItemVideoOutput {
 
 /// Runs the wait behind `requestNotificationOfMediaDataChange` on a thread
 /// of its own, polling a condition until it holds or the request is cancelled.
-final class MediaDataNotifier: @unchecked Sendable {
-    // @unchecked: `generation` and `startFailure` are guarded by `lock`; each job owns its own thread.
-    private let lock = Lock()
-    private var generation = 0
-    private var startFailure: SystemCallError?
+final class MediaDataNotifier: Sendable {
+    /// Raised by each request and each cancel: a job whose generation is no longer current ends.
+    private let generation = Mutex(0)
+    private let startFailure = Mutex<SystemCallError?>(nil)
 
     func start(interval: MediaTime, handler: @escaping @Sendable () -> Void, ready: @escaping @Sendable () -> Bool) {
-        let mine: Int = lock.withLock { generation += 1; return generation }
+        let mine: Int = generation.withLock { $0 += 1; return $0 }
         let delay = interval.isNumeric ? max(0, min(interval.seconds, 3600)) : 0
         let job = NotifierJob(owner: self, generation: mine, delay: delay, handler: handler, ready: ready)
         do {
             pthread_detach(try Posix.createThread(name: "media data notifier") { job.run() })
-            lock.withLock { startFailure = nil }
+            startFailure.withLock { $0 = nil }
         } catch {
-            lock.withLock { startFailure = error }
+            startFailure.withLock { $0 = error }
         }
     }
 
     /// Why the last request's thread could not be made (`pthread_create(media
     /// data notifier)`), if it could not: that request is never answered.
-    var lastStartFailure: SystemCallError? { lock.withLock { startFailure } }
+    var lastStartFailure: SystemCallError? { startFailure.withLock { $0 } }
 
-    func isCurrent(_ generation: Int) -> Bool { lock.withLock { self.generation == generation } }
+    func isCurrent(_ generation: Int) -> Bool { self.generation.withLock { $0 == generation } }
 
-    func cancel() { lock.withLock { generation += 1 } }
+    func cancel() { generation.withLock { $0 += 1 } }
 }
 
 private final class NotifierJob {

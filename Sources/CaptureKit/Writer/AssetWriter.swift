@@ -21,7 +21,8 @@ import Glibc
 /// track's media starts: encoder priming, the reordering delay of video,
 /// a track that begins later than the others.
 public final class AssetWriter: @unchecked Sendable {
-    // @unchecked: every mutable stored property is guarded by `lock`.
+    // @unchecked: every mutable stored property, the FFmpeg muxer context and held packets among them,
+    // is read and written under `lock`, here and in the AssetWriter+*.swift extensions that share them.
     /// Where a writer is in its life.
     public enum Status: String, Sendable {
         /// Being configured: inputs and properties may still change.

@@ -11,7 +11,9 @@ import Glibc
 /// Appends are synchronous: when one returns, the sample has been encoded
 /// and handed to the muxer. An input may be fed from its own thread.
 public final class AssetWriterInput: @unchecked Sendable {
-    // @unchecked: encoder and bookkeeping state is guarded by `lock` (and the decoder by `decodeLock`, taken first); configuration is set before writing starts.
+    // @unchecked: the encoder (an FFmpeg context) and bookkeeping state are guarded by `lock`, the decoder by
+    // `decodeLock` (taken first), here and in the AssetWriterInput+*.swift extensions; the configuration
+    // properties are set before writing starts.
     public let outputSettings: OutputSettings
     public var mediaType: MediaType { outputSettings.mediaType }
 

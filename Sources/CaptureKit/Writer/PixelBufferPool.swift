@@ -10,17 +10,16 @@ import CFFmpeg
 /// Its pixels are whatever was last drawn in it: draw every pixel.
 ///
 /// Safe to use from several threads; each buffer it hands out belongs to one.
-public final class PixelBufferPool: @unchecked Sendable {
-    // @unchecked: `buffers` is read and written only under `lock`; a buffer the
-    // pool holds alone (isKnownUniquelyReferenced) cannot be reached by
-    // another thread, so checking and handing it out under the lock is safe.
+public final class PixelBufferPool: Sendable {
     public let pixelFormat: PixelFormat
     public let width: Int
     public let height: Int
     /// The most buffers the pool makes (nil: no limit).
     public let maximumBufferCount: Int?
-    private let lock = Lock()
-    private var buffers: [PixelBuffer] = []
+    /// Every buffer the pool made. One the pool holds alone
+    /// (isKnownUniquelyReferenced) cannot be reached by another thread, so
+    /// checking it and handing it out under the lock gives it to one thread.
+    private let buffers = Locked<[PixelBuffer]>([])
 
     /// A pool of `width` x `height` buffers in `pixelFormat`. Throws for a
     /// format or size FFmpeg cannot allocate.
@@ -41,7 +40,7 @@ public final class PixelBufferPool: @unchecked Sendable {
     /// A buffer nobody else holds, reused or new, as CVPixelBufferPoolCreatePixelBuffer.
     /// Throws when `maximumBufferCount` buffers are all in use.
     public func makePixelBuffer() throws(WriterError) -> PixelBuffer {
-        try lock.withLock { () throws(WriterError) -> PixelBuffer in
+        try buffers.withLock { (buffers: inout [PixelBuffer]) throws(WriterError) -> PixelBuffer in
             for index in buffers.indices where isKnownUniquelyReferenced(&buffers[index]) {
                 let buffer = buffers[index]
                 if !buffer.isLocked && av_frame_is_writable(buffer.frame) != 0 { return buffer }
@@ -56,11 +55,11 @@ public final class PixelBufferPool: @unchecked Sendable {
     }
 
     /// Buffers the pool has made so far (in use or free).
-    public var bufferCount: Int { lock.withLock { buffers.count } }
+    public var bufferCount: Int { buffers.withLock { $0.count } }
 
     /// Lets go of the buffers nobody holds (CVPixelBufferPoolFlush).
     public func flush() {
-        lock.withLock {
+        buffers.withLock { buffers in
             var kept: [PixelBuffer] = []
             for index in buffers.indices where !isKnownUniquelyReferenced(&buffers[index]) || av_frame_is_writable(buffers[index].frame) == 0 {
                 kept.append(buffers[index])

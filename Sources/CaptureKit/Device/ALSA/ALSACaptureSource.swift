@@ -6,8 +6,7 @@ import Glibc
 /// `plughw:…`, `default`) read in whole periods of about 20 ms. Each chunk is
 /// stamped on CLOCK_MONOTONIC from the device's own timestamps; overruns are
 /// recovered from and the frames they lost counted in `droppedByDevice`.
-final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
-    // @unchecked: the open PCM and counters are guarded by its state lock; the capture loop uses the PCM on the capture thread alone, and close() takes it only after the loop ended.
+final class ALSACaptureSource: CaptureSource, Sendable {
     public var mediaType: MediaType { .audio }
     public let path: String
     public let localizedName: String
@@ -16,6 +15,9 @@ final class ALSACaptureSource: CaptureSource, @unchecked Sendable {
     public let request: CaptureAudioRequest
 
     private let device: CaptureDevice
+    /// The open PCM and counters. The capture loop takes the PCM out and
+    /// uses it on the capture thread alone; close() takes it only after the
+    /// loop ended.
     private let state = Locked(State())
 
     /// Sample formats in order of preference: what the device takes first.

@@ -10,9 +10,12 @@ import Glibc
 ///
 /// The mappings live as long as this object, which every lent storage keeps
 /// alive: a frame held after the source closed still reads valid memory.
-final class V4L2BufferQueue: @unchecked Sendable {
-    // @unchecked: the queue state is guarded by its lock (`state`); the mappings are immutable after init.
+final class V4L2BufferQueue: Sendable {
     private struct State {
+        /// Each buffer's mapping, fixed from init to deinit. A buffer's bytes
+        /// are read only while it is out of the driver's queue (lent or
+        /// being copied), as `queued` and `lent` say.
+        let mappings: [UnsafeMutableRawBufferPointer]
         var queued = Set<Int>()
         var lent = Set<Int>()
         var streaming = false
@@ -22,8 +25,9 @@ final class V4L2BufferQueue: @unchecked Sendable {
     }
 
     let node: any V4L2StreamingNode
-    private let mappings: [UnsafeMutableRawBufferPointer]
-    private let state = Locked(State())
+    /// How many buffers are mapped.
+    let count: Int
+    private let state: Locked<State>
 
     /// VIDIOC_REQBUFS for `count` buffers, then QUERYBUF and mmap of each.
     init(node: any V4L2StreamingNode, count: UInt32) throws(SystemCallError) {
@@ -39,15 +43,14 @@ final class V4L2BufferQueue: @unchecked Sendable {
             for mapping in mappings { node.unmapBuffer(mapping) }
             throw error
         }
-        self.mappings = mappings
+        self.count = mappings.count
+        state = Locked(State(mappings: mappings))
     }
 
     deinit {
-        for mapping in mappings { node.unmapBuffer(mapping) }
+        for mapping in state.withLock({ $0.mappings }) { node.unmapBuffer(mapping) }
         node.close()
     }
-
-    var count: Int { mappings.count }
 
     /// Buffers in the driver's queue now; with none, there is nothing to poll for.
     var queuedCount: Int { state.withLock { $0.queued.count } }
@@ -65,7 +68,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
     func start() throws(SystemCallError) {
         try state.withLock { (state: inout State) throws(SystemCallError) in
             guard !state.closed else { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: EBADF) }
-            for index in 0..<mappings.count where !state.lent.contains(index) && !state.queued.contains(index) {
+            for index in 0..<count where !state.lent.contains(index) && !state.queued.contains(index) {
                 try queue(index)
                 state.queued.insert(index)
             }
@@ -108,7 +111,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
                 return nil
             }
             // An index the driver never gave would be a driver bug; it must not reach memory.
-            guard mappings.indices.contains(buffer.index) else {
+            guard state.mappings.indices.contains(buffer.index) else {
                 throw SystemCallError(call: "ioctl(VIDIOC_DQBUF)", errno: EINVAL)
             }
             // One we did not queue is not ours to read or to queue again.
@@ -116,7 +119,7 @@ final class V4L2BufferQueue: @unchecked Sendable {
                 buffer.wasNotQueued = true
                 return buffer
             }
-            buffer.bytesUsed = max(0, min(buffer.bytesUsed, mappings[buffer.index].count))
+            buffer.bytesUsed = max(0, min(buffer.bytesUsed, state.mappings[buffer.index].count))
             return buffer
         }
     }
@@ -128,9 +131,9 @@ final class V4L2BufferQueue: @unchecked Sendable {
     /// in turn never writes into one an output still reads); otherwise the
     /// buffer itself, lent until the storage is released.
     func take(_ buffer: V4L2DequeuedBuffer, copying: Bool) -> SampleStorage {
-        let low = queuedCount <= max(count / 8, 1)
+        let (low, mapping) = state.withLock { ($0.queued.count <= max(count / 8, 1), $0.mappings[buffer.index]) }
         guard copying || low else { return lend(buffer) }
-        let storage = SampleStorage(copying: UnsafeRawBufferPointer(rebasing: mappings[buffer.index].prefix(buffer.bytesUsed)))
+        let storage = SampleStorage(copying: UnsafeRawBufferPointer(rebasing: mapping.prefix(buffer.bytesUsed)))
         giveBack(buffer.index)
         return storage
     }
@@ -138,8 +141,11 @@ final class V4L2BufferQueue: @unchecked Sendable {
     /// Storage over a dequeued buffer's bytes that queues the buffer again
     /// when released.
     func lend(_ buffer: V4L2DequeuedBuffer) -> SampleStorage {
-        state.withLock { _ = $0.lent.insert(buffer.index) }
-        let bytes = UnsafeRawBufferPointer(rebasing: mappings[buffer.index].prefix(buffer.bytesUsed))
+        let mapping = state.withLock { state in
+            state.lent.insert(buffer.index)
+            return state.mappings[buffer.index]
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: mapping.prefix(buffer.bytesUsed))
         // The closure holds the queue, and with it the mapping, until the
         // storage goes.
         return SampleStorage(lending: bytes) { self.giveBack(buffer.index) }

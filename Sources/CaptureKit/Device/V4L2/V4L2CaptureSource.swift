@@ -12,8 +12,7 @@ import Glibc
 /// Frames the driver flags as broken (or empty) are skipped and counted;
 /// `droppedByDevice` counts those and the frames missing from the driver's
 /// sequence numbers.
-final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
-    // @unchecked: its open node, queue and counters are guarded by `state`; `holdsRecordPriority` is set before open().
+final class V4L2CaptureSource: CaptureSource, Sendable {
     public var mediaType: MediaType { .video }
     public let path: String
     public let localizedName: String
@@ -35,13 +34,17 @@ final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
         var gaps = 0
         var skipped = 0
         var replacedStamps = 0
+        var holdsRecordPriority = false
     }
 
     /// A source for `device`, which must be a V4L2 camera; nothing is opened yet.
     /// Raise the streaming handle to V4L2's record priority when opening,
     /// so no other program changes the camera while it captures (the
     /// driver's half of the configuration lock).
-    public var holdsRecordPriority = false
+    public var holdsRecordPriority: Bool {
+        get { state.withLock { $0.holdsRecordPriority } }
+        set { state.withLock { $0.holdsRecordPriority = newValue } }
+    }
 
     public init(device: CaptureDevice, request: CaptureVideoRequest = CaptureVideoRequest()) {
         self.device = device
@@ -123,7 +126,7 @@ final class V4L2CaptureSource: CaptureSource, @unchecked Sendable {
             throw setupError(error)
         }
         state.withLock { state in
-            state = State(choice: choice, format: format, queue: queue)
+            state = State(choice: choice, format: format, queue: queue, holdsRecordPriority: state.holdsRecordPriority)
         }
     }
 

@@ -19,15 +19,14 @@ import Glibc
 /// otherwise as fast as the file is read. The end of the file ends the
 /// capture with `.endOfInput`; to replay it again, close and open the
 /// source, which starts from the beginning.
-final class FileCaptureSource: CaptureSource, @unchecked Sendable {
-    // @unchecked: the open file is guarded by its state lock; demuxing happens on the capture thread alone.
+final class FileCaptureSource: CaptureSource, Sendable {
     public let mediaType = MediaType.video
     /// The file, as given.
     public let path: String
     public let localizedName: String
     /// The container's name, once open (`YUV4MPEG pipe`, `QuickTime / MOV` …).
-    public private(set) var modelID: String?
-    public private(set) var videoFormat: CaptureVideoFormat?
+    public var modelID: String? { state.withLock { $0.modelID } }
+    public var videoFormat: CaptureVideoFormat? { state.withLock { $0.videoFormat } }
     public let audioFormat: CaptureAudioFormat? = nil
     public let request: CaptureVideoRequest
     public let realtime: Bool
@@ -57,20 +56,27 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         case decoded(Decoder)
     }
 
-    private var file: MediaFile?
-    private var delivery: Delivery?
-    private var streamIndex: Int32 = -1
-    private var timeBase = AVRational(num: 1, den: 1)
-    private var frameDuration: (numerator: Int64, denominator: Int64) = (1, 25)
-    private var isIntraOnly = false
+    /// What `open()` settled. The capture loop reads it once as it starts;
+    /// the file, its readers and decoder are then used on the capture thread
+    /// alone, and close() lets go of them after the loop ended.
+    private struct State {
+        var modelID: String?
+        var videoFormat: CaptureVideoFormat?
+        var file: MediaFile?
+        var delivery: Delivery?
+        var streamIndex: Int32 = -1
+        var timeBase = AVRational(num: 1, den: 1)
+        var frameDuration: (numerator: Int64, denominator: Int64) = (1, 25)
+        var isIntraOnly = false
+        /// The buffers Y4M frames are read into.
+        var frameBuffers: RecyclingBufferPool?
+    }
+
+    private let state = Locked(State())
     /// Samples lent from packets and decoded frames, which pace a file played as fast as possible.
     private let lent = LentSamples()
     private let packets: PacketLender
     private let frames: FrameLender
-    /// Packed copies of decoded multi-plane frames.
-    private var copies: RecyclingBufferPool?
-    /// The buffers Y4M frames are read into.
-    private var frameBuffers: RecyclingBufferPool?
 
     /// A source replaying `path`. A request may only ask for what the file
     /// has: its frame size, its pixel format or codec (a libavutil name, a
@@ -142,25 +148,25 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                   framesPerSecond: Double(duration.denominator) / Double(duration.numerator))
 
         let descriptor = avcodec_descriptor_get(parameters.codec_id)
-        isIntraOnly = descriptor.map { $0.pointee.props & Int32(AV_CODEC_PROP_INTRA_ONLY) != 0 } ?? false
-        self.file = file
-        self.delivery = delivery
+        var opened = State(file: file, delivery: delivery)
+        opened.isIntraOnly = descriptor.map { $0.pointee.props & Int32(AV_CODEC_PROP_INTRA_ONLY) != 0 } ?? false
         if case .y4mFrames(_, let reader) = delivery {
-            frameBuffers = RecyclingBufferPool(bufferSize: reader.frameSize, maximumCount: realtime ? Self.realtimePoolLimit : Self.lentLimit)
+            opened.frameBuffers = RecyclingBufferPool(bufferSize: reader.frameSize, maximumCount: realtime ? Self.realtimePoolLimit : Self.lentLimit)
         }
-        streamIndex = Int32(index)
-        timeBase = stream.pointee.time_base
-        frameDuration = duration
-        modelID = file.context.pointee.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer
+        opened.streamIndex = Int32(index)
+        opened.timeBase = stream.pointee.time_base
+        opened.frameDuration = duration
+        opened.modelID = file.context.pointee.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer
         // Compressed frames copied as they are need the file's codec configuration with them.
         var configuration = [UInt8]()
         if case .demuxed(.compressed) = delivery, parameters.extradata_size > 0, let extradata = parameters.extradata {
             configuration = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
         }
-        videoFormat = CaptureVideoFormat(
+        opened.videoFormat = CaptureVideoFormat(
             layout: layout, width: width, height: height,
             frameDuration: MediaTime(value: duration.numerator, timescale: Int32(clamping: duration.denominator)), fourcc: fourcc,
             codecConfiguration: configuration)
+        state.withLock { $0 = opened }
     }
 
     /// Moves a raw stream's reading back to its first byte (opening the file
@@ -171,7 +177,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     }
 
     /// Whether samples are compressed frames (small: more of them may be out at once).
-    private var deliversCompressedFrames: Bool {
+    private static func deliversCompressedFrames(_ delivery: Delivery?) -> Bool {
         switch delivery {
         case .demuxed(.compressed), .jpegStream: return true
         default: return false
@@ -213,36 +219,46 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     }
 
     public func close() {
-        delivery = nil
-        file = nil
-        copies = nil
-        frameBuffers = nil
+        state.withLock { state in
+            state.delivery = nil
+            state.file = nil
+            state.frameBuffers = nil
+        }
     }
 
     // MARK: Capture
 
     public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
-        guard let file, let delivery, let format = videoFormat else { return .failed(.source(path, reason: "the source is not open")) }
+        let opened = state.current
+        guard let file = opened.file, let delivery = opened.delivery, let format = opened.videoFormat else {
+            return .failed(.source(path, reason: "the source is not open"))
+        }
         guard let packet = av_packet_alloc() else { return .failed(.source(path, reason: "out of memory")) }
         defer {
             var pointer: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&pointer)
         }
-        var timing = FileFrameTiming(start: MonotonicClock.nowNanoseconds(), timeBase: timeBase, frameDuration: frameDuration)
+        var timing = FileFrameTiming(start: MonotonicClock.nowNanoseconds(), timeBase: opened.timeBase, frameDuration: opened.frameDuration)
         switch delivery {
         case .y4mFrames(let pixelFormat, let reader):
-            guard let pool = frameBuffers else { return .failed(.source(path, reason: "the source is not open")) }
-            return runY4M(reader: reader, pixelFormat: pixelFormat, pool: pool, format: format, timing: &timing, stop: stop, deliver: deliver)
+            guard let pool = opened.frameBuffers else { return .failed(.source(path, reason: "the source is not open")) }
+            return runY4M(reader: reader, pixelFormat: pixelFormat, pool: pool, opened: opened, format: format, timing: &timing, stop: stop,
+                          deliver: deliver)
         case .jpegStream(let codecName, let reader):
-            return runJPEG(reader: reader, codecName: codecName, packet: packet, format: format, timing: &timing, stop: stop, deliver: deliver)
+            return runJPEG(reader: reader, codecName: codecName, packet: packet, opened: opened, format: format, timing: &timing, stop: stop,
+                           deliver: deliver)
         case .demuxed(let demuxed):
-            return runDemuxed(demuxed, file: file, packet: packet, format: format, timing: &timing, stop: stop, deliver: deliver)
+            return runDemuxed(demuxed, file: file, packet: packet, opened: opened, format: format, timing: &timing, stop: stop, deliver: deliver)
         }
     }
 
     /// Plays a file through libavformat's demuxer, packet by packet.
-    private func runDemuxed(_ delivery: DemuxedDelivery, file: MediaFile, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
-                            timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    private func runDemuxed(_ delivery: DemuxedDelivery, file: MediaFile, packet: UnsafeMutablePointer<AVPacket>, opened: State,
+                            format: CaptureVideoFormat, timing: inout FileFrameTiming, stop: CaptureStopSignal,
+                            deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let compressed = Self.deliversCompressedFrames(opened.delivery)
+        // Packed copies of decoded multi-plane frames.
+        var copies: RecyclingBufferPool?
         var frame: UnsafeMutablePointer<AVFrame>?
         defer { av_frame_free(&frame) }
         if case .decoded(let decoder) = delivery {
@@ -258,7 +274,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             if status < 0, !ended {
                 return .failed(.source(path, reason: "reading failed: \(FFmpegError(call: "av_read_frame", code: status).reason)"))
             }
-            if !ended, packet.pointee.stream_index != streamIndex || packet.pointee.size <= 0 {
+            if !ended, packet.pointee.stream_index != opened.streamIndex || packet.pointee.size <= 0 {
                 av_packet_unref(packet)
                 continue
             }
@@ -266,8 +282,8 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             case .compressed(let codecName):
                 if ended { return .endOfInput }
                 let stamp = timing.stamp(pts: packet.pointee.pts, dts: packet.pointee.dts)
-                let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0 || isIntraOnly
-                if let end = pace(stamp, stop: stop, packet: packet) { return end }
+                let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0 || opened.isIntraOnly
+                if let end = pace(stamp, compressed: compressed, stop: stop, packet: packet) { return end }
                 guard let storage = packets.lend(moving: packet) else { return .failed(.source(path, reason: "out of memory")) }
                 deliver(.video(VideoSampleBuffer(
                     storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
@@ -280,7 +296,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                     return .failed(.source(path, reason: "a frame is cut short: \(packet.pointee.size) of its \(frameSize) bytes"))
                 }
                 let stamp = timing.stamp(pts: packet.pointee.pts, dts: packet.pointee.dts)
-                if let end = pace(stamp, stop: stop, packet: packet) { return end }
+                if let end = pace(stamp, compressed: compressed, stop: stop, packet: packet) { return end }
                 guard let storage = packets.lend(moving: packet, count: frameSize) else { return .failed(.source(path, reason: "out of memory")) }
                 deliver(.video(VideoSampleBuffer(
                     storage: storage, layout: .raw(pixelFormat, bytesPerRow: nil), width: format.width, height: format.height,
@@ -298,7 +314,9 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
                     if received < 0 {
                         return .failed(.source(path, reason: "decoding failed: \(FFmpegError(call: "avcodec_receive_frame", code: received).reason)"))
                     }
-                    if let end = deliverDecoded(frame!, timing: &timing, stop: stop, deliver: deliver) { return end }
+                    if let end = deliverDecoded(frame!, format: format, copies: &copies, timing: &timing, stop: stop, deliver: deliver) {
+                        return end
+                    }
                 }
                 if ended { return .endOfInput }
             }
@@ -323,14 +341,15 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// anything else wakes it for each frame (raw frames: too few may be
     /// out; in real time: frames are due one by one).
     public var samplesPerWakeup: Int {
-        guard !realtime, deliversCompressedFrames else { return 1 }
+        guard !realtime, state.withLock({ Self.deliversCompressedFrames($0.delivery) }) else { return 1 }
         return Self.compressedLentLimit / 2
     }
 
     /// Plays a Y4M file: each frame read into a free buffer of `pool`, which
     /// paces a file played as fast as possible to its consumers.
-    private func runY4M(reader: Y4MFrameReader, pixelFormat: PixelFormat, pool: RecyclingBufferPool, format: CaptureVideoFormat,
+    private func runY4M(reader: Y4MFrameReader, pixelFormat: PixelFormat, pool: RecyclingBufferPool, opened: State, format: CaptureVideoFormat,
                         timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let frameDuration = opened.frameDuration, timeBase = opened.timeBase
         let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
         var index: Int64 = 0
         while true {
@@ -360,8 +379,10 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     }
 
     /// Plays a raw MJPEG stream, image by image, each one a keyframe.
-    private func runJPEG(reader: JPEGStreamReader, codecName: String, packet: UnsafeMutablePointer<AVPacket>, format: CaptureVideoFormat,
-                         timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    private func runJPEG(reader: JPEGStreamReader, codecName: String, packet: UnsafeMutablePointer<AVPacket>, opened: State,
+                         format: CaptureVideoFormat, timing: inout FileFrameTiming, stop: CaptureStopSignal,
+                         deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+        let frameDuration = opened.frameDuration, timeBase = opened.timeBase
         let perFrame = AVRational(num: Int32(clamping: frameDuration.numerator), den: Int32(clamping: frameDuration.denominator))
         var index: Int64 = 0
         while true {
@@ -376,7 +397,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
             }
             let stamp = timing.stamp(pts: av_rescale_q(index, perFrame, timeBase), dts: cffmpeg_AV_NOPTS_VALUE)
             index += 1
-            if let end = pace(stamp, stop: stop, packet: packet) { return end }
+            if let end = pace(stamp, compressed: true, stop: stop, packet: packet) { return end }
             guard let storage = packets.lend(moving: packet) else { return .failed(.source(path, reason: "out of memory")) }
             deliver(.video(VideoSampleBuffer(
                 storage: storage, layout: .compressed(codecName: codecName), width: format.width, height: format.height,
@@ -387,11 +408,12 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
     /// In real time, waits for a sample's stamp; otherwise until consumers
     /// hold fewer than `lentLimit` samples. Returns how capture ends if
     /// stopping was asked meanwhile (dropping the packet).
-    private func pace(_ stamp: FileFrameTiming.Stamp, stop: CaptureStopSignal, packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
+    private func pace(_ stamp: FileFrameTiming.Stamp, compressed: Bool, stop: CaptureStopSignal,
+                      packet: UnsafeMutablePointer<AVPacket>?) -> CaptureEnd? {
         if realtime {
             guard stop.wait(untilNanoseconds: stamp.due) else { return nil }
         } else {
-            let limit = deliversCompressedFrames ? Self.compressedLentLimit : Self.lentLimit
+            let limit = compressed ? Self.compressedLentLimit : Self.lentLimit
             guard !lent.waitUntilFewer(than: limit, resumingAt: limit / 2, stop: stop) else { return nil }
         }
         if let packet { av_packet_unref(packet) }
@@ -400,8 +422,8 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
 
     /// Delivers a decoded frame: single-plane images in the decoder's memory,
     /// others packed into a pooled buffer.
-    private func deliverDecoded(_ frame: UnsafeMutablePointer<AVFrame>, timing: inout FileFrameTiming, stop: CaptureStopSignal,
-                                deliver: (SampleBuffer) -> Void) -> CaptureEnd? {
+    private func deliverDecoded(_ frame: UnsafeMutablePointer<AVFrame>, format: CaptureVideoFormat, copies: inout RecyclingBufferPool?,
+                                timing: inout FileFrameTiming, stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd? {
         defer { av_frame_unref(frame) }
         let stamp = timing.stamp(pts: frame.pointee.best_effort_timestamp, dts: cffmpeg_AV_NOPTS_VALUE)
         let pixelFormat = PixelFormat(raw: AVPixelFormat(frame.pointee.format))
@@ -409,7 +431,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         guard let packedSize = pixelFormat.imageSize(width: width, height: height) else {
             return .failed(.source(path, reason: "a decoded \(width)x\(height) \(pixelFormat) frame is not possible"))
         }
-        if let end = pace(stamp, stop: stop, packet: nil) { return end }
+        if let end = pace(stamp, compressed: false, stop: stop, packet: nil) { return end }
         let storage: SampleStorage
         var bytesPerRow: Int?
         let stride = Int(frame.pointee.linesize.0)
@@ -441,7 +463,7 @@ final class FileCaptureSource: CaptureSource, @unchecked Sendable {
         }
         deliver(.video(VideoSampleBuffer(
             storage: storage, layout: .raw(pixelFormat, bytesPerRow: bytesPerRow), width: width, height: height,
-            presentationTime: stamp.time, duration: videoFormat?.frameDuration, sequence: timing.sequence)))
+            presentationTime: stamp.time, duration: format.frameDuration, sequence: timing.sequence)))
         return nil
     }
 }

@@ -7,41 +7,48 @@ import Glibc
 /// goes, on whatever thread that happens, so a source in steady state
 /// allocates no sample memory: the pool grows to at most `maximumCount`
 /// buffers, as many as its consumer holds at once.
-final class RecyclingBufferPool: @unchecked Sendable {
-    // @unchecked: `free`, `all` and `waiting` are guarded by `lock`; each lent buffer is owned by one storage.
+final class RecyclingBufferPool: Sendable {
+    /// The pool's bookkeeping. A buffer taken from `free` is owned by its
+    /// taker (the source's loop, then the one storage lent it) until it is
+    /// recycled into `free` again.
+    private struct State {
+        var free: [UnsafeMutableRawBufferPointer] = []
+        var all: [UnsafeMutableRawBufferPointer] = []
+        /// Whether a loop waits for a buffer: only then does a return wake it,
+        /// so a source that never runs short makes no system call per frame.
+        var waiting = false
+    }
+
     let bufferSize: Int
     let maximumCount: Int
-    private let lock = Lock()
-    private var free: [UnsafeMutableRawBufferPointer] = []
-    private var all: [UnsafeMutableRawBufferPointer] = []
+    private let state: Locked<State>
     /// Readable after a buffer came back while the loop waited for one in poll().
     private let returned = WakeupPipe()
-    /// Whether a loop waits for a buffer: only then does a return wake it,
-    /// so a source that never runs short makes no system call per frame.
-    private var waiting = false
 
     init(bufferSize: Int, maximumCount: Int) {
         self.bufferSize = bufferSize
         self.maximumCount = max(maximumCount, 1)
-        free.reserveCapacity(self.maximumCount)
-        all.reserveCapacity(self.maximumCount)
+        var initial = State()
+        initial.free.reserveCapacity(self.maximumCount)
+        initial.all.reserveCapacity(self.maximumCount)
+        state = Locked(initial)
     }
 
     deinit {
-        for buffer in all { buffer.deallocate() }
+        for buffer in state.withLock({ $0.all }) { buffer.deallocate() }
         returned.close()
     }
 
     /// How many buffers the pool has made so far.
-    var allocatedCount: Int { lock.withLock { all.count } }
+    var allocatedCount: Int { state.withLock { $0.all.count } }
 
     /// A free buffer, or a new one while there are fewer than the maximum; nil when all are lent.
     func take() -> UnsafeMutableRawBufferPointer? {
-        lock.withLock {
-            if let buffer = free.popLast() { return buffer }
-            guard all.count < maximumCount else { return nil }
+        state.withLock { state in
+            if let buffer = state.free.popLast() { return buffer }
+            guard state.all.count < maximumCount else { return nil }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 1), alignment: 64)
-            all.append(buffer)
+            state.all.append(buffer)
             return buffer
         }
     }
@@ -52,9 +59,9 @@ final class RecyclingBufferPool: @unchecked Sendable {
             if let buffer = take() { return buffer }
             // Checked again under the lock: a buffer returned since take()
             // would otherwise not wake the poll below.
-            let gotOne = lock.withLock { () -> Bool in
-                waiting = free.isEmpty
-                return !free.isEmpty
+            let gotOne = state.withLock { state -> Bool in
+                state.waiting = state.free.isEmpty
+                return !state.free.isEmpty
             }
             if gotOne { continue }
             stop.waitUntilRaised(orReadable: returned.readEnd)
@@ -72,10 +79,10 @@ final class RecyclingBufferPool: @unchecked Sendable {
 
     /// Returns a buffer taken but not lent.
     func recycle(_ buffer: UnsafeMutableRawBufferPointer) {
-        let wake = lock.withLock { () -> Bool in
-            free.append(buffer)
-            defer { waiting = false }
-            return waiting
+        let wake = state.withLock { state -> Bool in
+            state.free.append(buffer)
+            defer { state.waiting = false }
+            return state.waiting
         }
         if wake { returned.wake() }
     }

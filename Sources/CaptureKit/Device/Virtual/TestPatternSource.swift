@@ -11,13 +11,13 @@
 /// real-time source loses the frame as a camera would (counted in
 /// `droppedByDevice`, leaving a gap in `sequence`); one that is not real
 /// time waits for a buffer instead.
-final class TestPatternSource: CaptureSource, @unchecked Sendable {
-    // @unchecked: its settled format is guarded by its state lock; the capture loop's state lives on the capture thread alone.
+final class TestPatternSource: CaptureSource, Sendable {
     public let mediaType = MediaType.video
     public let path: String
     public let localizedName: String
     public let modelID: String? = nil
-    public private(set) var videoFormat: CaptureVideoFormat?
+    /// The format settled by `open()`.
+    public var videoFormat: CaptureVideoFormat? { settled.withLock { $0.format } }
     public let audioFormat: CaptureAudioFormat? = nil
     /// What was asked for.
     public let request: CaptureVideoRequest
@@ -37,9 +37,16 @@ final class TestPatternSource: CaptureSource, @unchecked Sendable {
     /// Buffers the pool makes at most: frames the consumer can hold at once.
     static let poolLimit = 16
 
-    private var renderer: TestPatternRenderer?
-    private var pool: RecyclingBufferPool?
-    private var frameDuration = (numerator: Int64(1), denominator: Int64(30))
+    /// What `open()` settled, read once by the capture loop as it starts;
+    /// the renderer is then drawn with on the capture thread alone.
+    private struct Settled {
+        var format: CaptureVideoFormat?
+        var renderer: TestPatternRenderer?
+        var pool: RecyclingBufferPool?
+        var frameDuration = (numerator: Int64(1), denominator: Int64(30))
+    }
+
+    private let settled = Locked(Settled())
     private let losses = SampleLossLog()
 
     /// A test pattern for `request`: its size, or its preset's (`high` and
@@ -74,13 +81,13 @@ final class TestPatternSource: CaptureSource, @unchecked Sendable {
         guard let renderer = TestPatternRenderer(width: size.width, height: size.height, format: format) else {
             throw .unsupported(path, reason: "\(format) needs an even width and height, not \(size.width)x\(size.height)")
         }
-        frameDuration = SampleClock.frameDuration(framesPerSecond: rate)
-        self.renderer = renderer
-        pool = RecyclingBufferPool(bufferSize: renderer.frameSize, maximumCount: Self.poolLimit)
-        videoFormat = CaptureVideoFormat(
+        let frameDuration = SampleClock.frameDuration(framesPerSecond: rate)
+        let pool = RecyclingBufferPool(bufferSize: renderer.frameSize, maximumCount: Self.poolLimit)
+        let videoFormat = CaptureVideoFormat(
             layout: .raw(format, bytesPerRow: nil), width: size.width, height: size.height,
             frameDuration: MediaTime(value: frameDuration.numerator, timescale: Int32(clamping: frameDuration.denominator)),
             fourcc: VirtualPixelFormat.fourcc(for: format))
+        settled.withLock { $0 = Settled(format: videoFormat, renderer: renderer, pool: pool, frameDuration: frameDuration) }
     }
 
     /// The frame size a request asks of a virtual camera.
@@ -102,11 +109,12 @@ final class TestPatternSource: CaptureSource, @unchecked Sendable {
     }
 
     public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
-        guard let renderer, let pool, let format = videoFormat else {
+        let opened = settled.current
+        guard let renderer = opened.renderer, let pool = opened.pool, let format = opened.format else {
             return .failed(.unsupported(path, reason: "the source is not open"))
         }
-        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: frameDuration.numerator,
-                                denominator: frameDuration.denominator)
+        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: opened.frameDuration.numerator,
+                                denominator: opened.frameDuration.denominator)
         var index: Int64 = 0
         while !stop.isRaised {
             let stamp = clock.nanoseconds(at: index)
@@ -137,10 +145,12 @@ final class TestPatternSource: CaptureSource, @unchecked Sendable {
     }
 
     /// Sample buffers made so far: stays small, however many samples were delivered.
-    var allocatedBuffers: Int { pool?.allocatedCount ?? 0 }
+    var allocatedBuffers: Int { settled.withLock { $0.pool }?.allocatedCount ?? 0 }
 
     public func close() {
-        renderer = nil
-        pool = nil
+        settled.withLock { state in
+            state.renderer = nil
+            state.pool = nil
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,14 +12,14 @@ import Glibc
 /// buffer to the next. In real time a buffer is delivered no earlier than
 /// the time of its last frame has come, as a sound card delivers it;
 /// otherwise buffers come as fast as they are computed.
-final class TestToneSource: CaptureSource, @unchecked Sendable {
-    // @unchecked: its settled format is guarded by its state lock; the capture loop's state lives on the capture thread alone.
+final class TestToneSource: CaptureSource, Sendable {
     public let mediaType = MediaType.audio
     public let path: String
     public let localizedName: String
     public let modelID: String? = nil
     public let videoFormat: CaptureVideoFormat? = nil
-    public private(set) var audioFormat: CaptureAudioFormat?
+    /// The format settled by `open()`.
+    public var audioFormat: CaptureAudioFormat? { settled.withLock { $0.format } }
     /// The tone's frequency in hertz.
     public let frequency: Double
     public let request: CaptureAudioRequest
@@ -36,7 +37,13 @@ final class TestToneSource: CaptureSource, @unchecked Sendable {
     static let buffersPerSecond = 50
     static let poolLimit = 32
 
-    private var pool: RecyclingBufferPool?
+    /// What `open()` settled, read once by the capture loop as it starts.
+    private struct Settled {
+        var format: CaptureAudioFormat?
+        var pool: RecyclingBufferPool?
+    }
+
+    private let settled = Mutex(Settled())
     private let losses = SampleLossLog()
 
     /// A tone of `frequency` hertz at the request's rate (8000 to 192000
@@ -67,8 +74,8 @@ final class TestToneSource: CaptureSource, @unchecked Sendable {
         guard frequency.isFinite, frequency > 0, canBeSampled(atRate: rate) else {
             throw .unsupported(path, reason: "a \(frequency) Hz tone cannot be sampled at \(rate) Hz; it must lie below \(rate / 2) Hz")
         }
-        audioFormat = CaptureAudioFormat(sampleFormat: .s16, sampleRate: rate, channels: channels)
-        pool = RecyclingBufferPool(bufferSize: rate / Self.buffersPerSecond * channels * 2, maximumCount: Self.poolLimit)
+        let pool = RecyclingBufferPool(bufferSize: rate / Self.buffersPerSecond * channels * 2, maximumCount: Self.poolLimit)
+        settled.withLock { $0 = Settled(format: CaptureAudioFormat(sampleFormat: .s16, sampleRate: rate, channels: channels), pool: pool) }
     }
 
     /// Whether a tone is made at `rate`: in `sampleRateRange`, in whole 20 ms buffers.
@@ -82,7 +89,8 @@ final class TestToneSource: CaptureSource, @unchecked Sendable {
     }
 
     public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
-        guard let pool, let format = audioFormat else { return .failed(.unsupported(path, reason: "the source is not open")) }
+        let opened = settled.withLock { $0 }
+        guard let pool = opened.pool, let format = opened.format else { return .failed(.unsupported(path, reason: "the source is not open")) }
         let rate = format.sampleRate
         let chunk = rate / Self.buffersPerSecond
         let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: 1, denominator: Int64(rate))
@@ -128,9 +136,9 @@ final class TestToneSource: CaptureSource, @unchecked Sendable {
     }
 
     /// Sample buffers made so far: stays small, however many samples were delivered.
-    var allocatedBuffers: Int { pool?.allocatedCount ?? 0 }
+    var allocatedBuffers: Int { settled.withLock { $0.pool }?.allocatedCount ?? 0 }
 
     public func close() {
-        pool = nil
+        settled.withLock { $0.pool = nil }
     }
 }

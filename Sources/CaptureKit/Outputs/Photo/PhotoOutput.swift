@@ -28,7 +28,9 @@ import Glibc
 /// Here: requests, the session's side and the processing loop; making the
 /// photo and its live movie in `PhotoOutput+Making.swift`.
 public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: requests and frames are guarded by its capture lock; processing state lives on its processing thread.
+    // @unchecked (restated from CaptureOutput, which cannot be checked): requests and frames are guarded by
+    // `capture` and `lock`; the configuration properties are set before the session starts; the processing
+    // state (`pending`, `lastTaken`, `converter`) is used on the processing thread alone.
     // MARK: Configuration (set before the session starts)
 
     /// Frames that never become photos at the start of capture.

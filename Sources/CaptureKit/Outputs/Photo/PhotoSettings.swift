@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,24 +54,55 @@ public struct PhotoDimensions: Sendable, Hashable, CustomStringConvertible {
 /// whose ID an output has seen before to `capturePhoto(with:delegate:)` is
 /// refused with `PhotoError.settingsReused`. Make a new object (or
 /// `PhotoSettings(from:)`) for every request.
-public final class PhotoSettings: @unchecked Sendable {
-    // @unchecked: an output reads a request's settings once, when the request is made; they are not to be changed after.
+public final class PhotoSettings: Sendable {
     /// Unique within the process; every event of the request carries it.
     public let uniqueID: Int64
-    public var format: PhotoFileFormat
+
+    /// What may still be changed before the request is made (an output reads
+    /// them once, when the request is made).
+    private struct Values {
+        var format: PhotoFileFormat
+        var quality: Int?
+        var size: PhotoDimensions?
+        var flashMode: PhotoFlashMode
+        var outputPath: String?
+        var livePhotoMovieFilePath: String?
+    }
+
+    private let values: Mutex<Values>
+
+    public var format: PhotoFileFormat {
+        get { values.withLock { $0.format } }
+        set { values.withLock { $0.format = newValue } }
+    }
     /// JPEG quality 1 (smallest) to 100 (best); nil: a high default. Giving a
     /// quality re-encodes a camera's MJPEG frame instead of writing it as it came.
-    public var quality: Int?
+    public var quality: Int? {
+        get { values.withLock { $0.quality } }
+        set { values.withLock { $0.quality = newValue } }
+    }
     /// Scale the photo to this size; nil keeps the frame's size. Not for raw photos.
-    public var size: PhotoDimensions?
-    public var flashMode: PhotoFlashMode
+    public var size: PhotoDimensions? {
+        get { values.withLock { $0.size } }
+        set { values.withLock { $0.size = newValue } }
+    }
+    public var flashMode: PhotoFlashMode {
+        get { values.withLock { $0.flashMode } }
+        set { values.withLock { $0.flashMode = newValue } }
+    }
     /// Where the output writes the photo (created new, never overwriting);
     /// nil keeps it in memory only (`CapturedPhoto.fileDataRepresentation`).
-    public var outputPath: String?
+    public var outputPath: String? {
+        get { values.withLock { $0.outputPath } }
+        set { values.withLock { $0.outputPath = newValue } }
+    }
     /// Where a live photo movie goes (.mov or .mp4): the frames from
     /// `PhotoOutput.livePhotoMovieDuration / 2` before the photo to as long
     /// after it. nil: no movie.
-    public var livePhotoMovieFilePath: String?
+    public var livePhotoMovieFilePath: String? {
+        get { values.withLock { $0.livePhotoMovieFilePath } }
+        set { values.withLock { $0.livePhotoMovieFilePath = newValue } }
+    }
 
     private static let counter = Locked<Int64>(0)
 
@@ -84,12 +116,8 @@ public final class PhotoSettings: @unchecked Sendable {
     public init(format: PhotoFileFormat = .jpeg, quality: Int? = nil, size: PhotoDimensions? = nil, flashMode: PhotoFlashMode = .off,
                 outputPath: String? = nil, livePhotoMovieFilePath: String? = nil) {
         uniqueID = Self.nextID()
-        self.format = format
-        self.quality = quality
-        self.size = size
-        self.flashMode = flashMode
-        self.outputPath = outputPath
-        self.livePhotoMovieFilePath = livePhotoMovieFilePath
+        values = Mutex(Values(format: format, quality: quality, size: size, flashMode: flashMode, outputPath: outputPath,
+                              livePhotoMovieFilePath: livePhotoMovieFilePath))
     }
 
     /// The same request with a new unique ID (AVCapturePhotoSettings(from:)).

@@ -11,9 +11,10 @@ import CFFmpeg
 /// drops (and counts) what does not fit, and video then skips to the next
 /// keyframe, which it asks the stage for.
 final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
-    // @unchecked: the properties under "The stream's thread" are used only
-    // on that thread (`run`, and the audio extension it calls); everything
-    // shared is behind `shared` or immutable.
+    // @unchecked: the properties under "The stream's thread" (the FFmpeg
+    // muxer and audio encoder among them) are used only on that thread
+    // (`run`, and the audio extension it calls), without a lock per frame;
+    // everything shared is behind `shared` or immutable.
 
     struct Configuration {
         var destination: StreamDestination
