@@ -57,7 +57,13 @@ final class VideoCompressionStage: Sendable {
         let compressor = try VideoCompressor(settings: settings, decodingConfiguration: decodingConfiguration)
         codecName = compressor.codecName
         queue = BoundedQueue(capacity: min(queueCapacity, Self.maximumBacklog))
-        let started = CaptureThread(name: "encoder") { [self] in run(compressor) }
+        let started: CaptureThread
+        do {
+            started = try CaptureThread.start(name: "encoder") { [self] in run(compressor) }
+        } catch {
+            // Without its thread the encoder would run on the capture thread that joins it: refused instead.
+            throw .invalidState("cannot start the encoder's thread: \(error)")
+        }
         thread.withLock { $0 = started }
     }
 

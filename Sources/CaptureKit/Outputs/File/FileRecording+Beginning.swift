@@ -62,9 +62,18 @@ extension FileRecording {
             lock.withLock { (currentPath, currentPaths) = (file.path, file.parts.map(\.path)) }
             current = file
         }
-        thread = CaptureThread(name: "writer") { [self] in
-            lock.withLock { writingThreadID = pthread_self() }
-            writingLoop()
+        do {
+            thread = try CaptureThread.start(name: "writer") { [self] in
+                lock.withLock { writingThreadID = pthread_self() }
+                writingLoop()
+            }
+        } catch {
+            // Nothing would write the file: it is taken back, and the recording refused.
+            if !armed { file.cancelWriting() }
+            current = nil
+            encoders?.leaveAll()
+            preRoll?.leaveAll()
+            throw .writeFailed(path: file.path, reason: "cannot start the writing thread: \(error)")
         }
     }
 }

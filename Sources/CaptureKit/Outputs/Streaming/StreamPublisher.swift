@@ -103,8 +103,19 @@ final class StreamPublisher: CompressedVideoSink, @unchecked Sendable {
 
     func start() {
         shared.withLock { $0.statistics.state = .connecting }
-        let started = CaptureThread(name: "stream") { [self] in run() }
-        thread.withLock { $0 = started }
+        do {
+            let started = try CaptureThread.start(name: "stream") { [self] in run() }
+            thread.withLock { $0 = started }
+        } catch {
+            // No thread to send from: the stream ends as failed, as one whose settings were refused.
+            let failure = WriterError.stream(what: "start", reason: "cannot start the stream's thread: \(error)")
+            let statistics = shared.withLock { shared in
+                shared.statistics.state = .finished
+                shared.statistics.lastError = failure
+                return shared.statistics
+            }
+            events(.finished(.failed(failure), statistics))
+        }
     }
 
     var statistics: LiveStreamStatistics {
