@@ -109,10 +109,10 @@ import Testing
 
     /// A deadline already past ends a timed wait at once, answering that it passed.
     @Test func aConditionWaitWithAPastDeadlineReturnsAtOnce() {
-        let lock = ConditionLock()
+        let lock = ConditionLock(())
         let start = MonotonicClock.nowNanoseconds()
-        let signalled = lock.withLock { lock.wait(untilMonotonicNanoseconds: start - 1_000_000) }
-        #expect(!signalled)
+        let timedOut = lock.withLock(waitingWhile: { _ in true }, untilMonotonicNanoseconds: start - 1_000_000) { _, timedOut in timedOut }
+        #expect(timedOut)
         #expect(MonotonicClock.nowNanoseconds() - start < 1_000_000_000)
     }
 }

@@ -10,27 +10,24 @@ import Glibc
 ///
 /// A producer that delivers in bursts may let items gather before the
 /// taker is woken (`put(_:wakingAt:)`); `wake()` wakes it regardless.
-final class BoundedQueue<Element>: @unchecked Sendable {
-    // @unchecked: every stored property but `capacity` and `lock` is read and written under `lock`.
+final class BoundedQueue<Element>: Sendable {
     let capacity: Int
-    private var items: [Element?]
-    private var head = 0
-    private var count = 0
-    private var closed = false
-    /// Set by `wake()`: until the queue is next found empty, `take` does not wait.
-    private var woken = false
-    private(set) var refused = 0
-    /// Guards the state; its condition wakes the taker.
-    private let lock = ConditionLock()
+    /// The ring of items and what takers look at; its condition wakes the taker.
+    private struct Ring {
+        var items: [Element?]
+        var head = 0
+        var count = 0
+        var closed = false
+        /// Set by `wake()`: until the queue is next found empty, `take` does not wait.
+        var woken = false
+        var refused = 0
+    }
+    private let lock: ConditionLock<Ring>
 
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
-        items = Array(repeating: nil, count: capacity)
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.withLock(body)
+        lock = ConditionLock(Ring(items: Array(repeating: nil, count: capacity)))
     }
 
     /// Adds `item` unless the queue is full or closed; returns whether it
@@ -38,15 +35,15 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// (1: at once).
     @discardableResult
     func put(_ item: Element, wakingAt threshold: Int = 1) -> Bool {
-        locked {
-            guard !closed else { return false }
-            guard count < capacity else {
-                refused += 1
+        lock.withLock { ring in
+            guard !ring.closed else { return false }
+            guard ring.count < capacity else {
+                ring.refused += 1
                 return false
             }
-            items[(head + count) % capacity] = item
-            count += 1
-            if count >= threshold { lock.signal() }
+            ring.items[(ring.head + ring.count) % capacity] = item
+            ring.count += 1
+            if ring.count >= threshold { lock.signal() }
             return true
         }
     }
@@ -54,8 +51,8 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// Wakes the taker: it takes what gathered without waiting, then one
     /// `take` returns nil at once, so that it can look at other news.
     func wake() {
-        locked {
-            woken = true
+        lock.withLock { ring in
+            ring.woken = true
             lock.signal()
         }
     }
@@ -63,44 +60,37 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// Takes the oldest item, waiting up to `timeoutNanoseconds` (nil: for
     /// ever). Returns nil on timeout, or once the queue is closed and empty.
     func take(timeoutNanoseconds: Int64? = nil) -> Element? {
-        locked {
-            // A monotonic deadline: the wall clock may be set meanwhile.
-            let deadline = timeoutNanoseconds.map { timeout in
-                let now = MonotonicClock.nowNanoseconds()
-                return timeout > Int64.max - now ? Int64.max : now + max(0, timeout)
-            }
-            while count == 0 && !closed && !woken {
-                if let deadline {
-                    if !lock.wait(untilMonotonicNanoseconds: deadline) { break }
-                } else {
-                    lock.wait()
-                }
-            }
-            guard count > 0 else {
-                woken = false
+        // A monotonic deadline: the wall clock may be set meanwhile.
+        let deadline = timeoutNanoseconds.map { timeout in
+            let now = MonotonicClock.nowNanoseconds()
+            return timeout > Int64.max - now ? Int64.max : now + max(0, timeout)
+        }
+        return lock.withLock(waitingWhile: { $0.count == 0 && !$0.closed && !$0.woken }, untilMonotonicNanoseconds: deadline) { ring, _ in
+            guard ring.count > 0 else {
+                ring.woken = false
                 return nil
             }
-            let item = items[head]
-            items[head] = nil
-            head = (head + 1) % capacity
-            count -= 1
+            let item = ring.items[ring.head]
+            ring.items[ring.head] = nil
+            ring.head = (ring.head + 1) % capacity
+            ring.count -= 1
             return item
         }
     }
 
     /// No more items will be put; takers drain what is left, then get nil.
     func close() {
-        locked {
-            closed = true
+        lock.withLock { ring in
+            ring.closed = true
             lock.broadcast()
         }
     }
 
-    var isEmpty: Bool { locked { count == 0 } }
+    var isEmpty: Bool { lock.withLock { $0.count == 0 } }
     /// Items waiting now.
-    var queuedCount: Int { locked { count } }
+    var queuedCount: Int { lock.withLock { $0.count } }
     /// `read` of the item that has waited longest, if any (it stays queued).
-    func oldest<T>(_ read: (Element) -> T) -> T? { locked { count == 0 ? nil : items[head].map(read) } }
-    var isClosed: Bool { locked { closed } }
-    var refusedCount: Int { locked { refused } }
+    func oldest<T>(_ read: (Element) -> T) -> T? { lock.withLock { $0.count == 0 ? nil : $0.items[$0.head].map(read) } }
+    var isClosed: Bool { lock.withLock { $0.closed } }
+    var refusedCount: Int { lock.withLock { $0.refused } }
 }

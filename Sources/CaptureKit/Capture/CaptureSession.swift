@@ -10,9 +10,7 @@
 /// it starts (taking the configuration lock of each camera whose input asks
 /// for it), closes them when it stops, and tells outputs and observers when
 /// one ends by itself (a file played to its end, a device that went away).
-public final class CaptureSession: @unchecked Sendable {
-    // @unchecked: every stored property is guarded by `lock`; capture
-    // threads read the outputs through `outputsSnapshot()`.
+public final class CaptureSession: Sendable {
 
     /// What observers hear, like AVCaptureSession's notifications.
     public enum Notification: Sendable {
@@ -26,18 +24,24 @@ public final class CaptureSession: @unchecked Sendable {
         case didStopRunning
     }
 
-    private let lock = Lock()
-    private var inputList: [CaptureInput] = []
-    private var outputList: [CaptureOutput] = []
-    private var running = false
-    private var configuring = 0
-    /// Changes made inside `beginConfiguration()`, applied at the commit.
-    private var pendingInputs: (added: [CaptureInput], removed: [CaptureInput]) = ([], [])
-    private var pendingOutputs: (added: [CaptureOutput], removed: [CaptureOutput]) = ([], [])
-    private var loops: [ObjectIdentifier: CaptureLoop] = [:]
-    private var locks: [ObjectIdentifier: ConfigurationLock] = [:]
-    private var observers: [Int: @Sendable (Notification) -> Void] = [:]
-    private var nextObserver = 0
+    /// Everything the session knows, behind one lock; capture threads read
+    /// the outputs through `outputsSnapshot()`.
+    private struct State {
+        var inputList: [CaptureInput] = []
+        var outputList: [CaptureOutput] = []
+        var running = false
+        var configuring = 0
+        /// Changes made inside `beginConfiguration()`, applied at the commit.
+        var pendingInputs: (added: [CaptureInput], removed: [CaptureInput]) = ([], [])
+        var pendingOutputs: (added: [CaptureOutput], removed: [CaptureOutput]) = ([], [])
+        var loops: [ObjectIdentifier: CaptureLoop] = [:]
+        var locks: [ObjectIdentifier: ConfigurationLock] = [:]
+        var observers: [Int: @Sendable (Notification) -> Void] = [:]
+        var nextObserver = 0
+        var preset: SessionPreset?
+        var inputEndHandler: (@Sendable (CaptureInput, CaptureEnd) -> Void)?
+    }
+    private let state = Locked(State())
 
     /// One input's capture thread and the signal that stops it.
     private struct CaptureLoop {
@@ -47,7 +51,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     public init() {}
 
-    public var inputs: [CaptureInput] { lock.withLock { inputList } }
+    public var inputs: [CaptureInput] { state.withLock { state in state.inputList } }
 
     /// The quality level of the cameras' video, like AVCaptureSession's
     /// `sessionPreset`: a camera whose device has no format chosen
@@ -56,45 +60,43 @@ public final class CaptureSession: @unchecked Sendable {
     /// session opens from then on (when it starts, or when they are added
     /// while it runs).
     public var sessionPreset: SessionPreset? {
-        get { lock.withLock { preset } }
-        set { lock.withLock { preset = newValue } }
+        get { state.withLock { state in state.preset } }
+        set { state.withLock { state in state.preset = newValue } }
     }
-    private var preset: SessionPreset?
 
     /// Whether every camera input can deliver video for `preset`.
     public func canSetSessionPreset(_ preset: SessionPreset) -> Bool {
         inputs.compactMap { ($0 as? CaptureDeviceInput)?.device }.filter { $0.mediaType == .video }
             .allSatisfy { $0.activeFormat != nil || Self.canSetSessionPreset(preset, for: $0) }
     }
-    public var outputs: [CaptureOutput] { lock.withLock { outputList } }
-    public var isRunning: Bool { lock.withLock { running } }
+    public var outputs: [CaptureOutput] { state.withLock { state in state.outputList } }
+    public var isRunning: Bool { state.withLock { state in state.running } }
 
     /// Told (on a capture thread) when an input's loop ends by itself: the
     /// end of a file, a device that went away, a failure. (Also heard by
     /// observers as `.inputDidEnd`.)
     public var inputDidEnd: (@Sendable (CaptureInput, CaptureEnd) -> Void)? {
-        get { lock.withLock { inputEndHandler } }
-        set { lock.withLock { inputEndHandler = newValue } }
+        get { state.withLock { state in state.inputEndHandler } }
+        set { state.withLock { state in state.inputEndHandler = newValue } }
     }
-    private var inputEndHandler: (@Sendable (CaptureInput, CaptureEnd) -> Void)?
 
     /// Registers `observer` for the session's notifications (heard on the
     /// thread where they happen); returns a token for `removeObserver`.
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (Notification) -> Void) -> Int {
-        lock.withLock {
-            nextObserver += 1
-            observers[nextObserver] = observer
-            return nextObserver
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return state.nextObserver
         }
     }
 
     public func removeObserver(_ token: Int) {
-        lock.withLock { _ = observers.removeValue(forKey: token) }
+        state.withLock { state in _ = state.observers.removeValue(forKey: token) }
     }
 
     private func notify(_ notification: Notification) {
-        for observer in lock.withLock({ Array(observers.values) }) { observer(notification) }
+        for observer in state.withLock({ state in Array(state.observers.values) }) { observer(notification) }
     }
 
     // MARK: Configuration
@@ -102,19 +104,19 @@ public final class CaptureSession: @unchecked Sendable {
     /// Starts a batch of changes: inputs and outputs added or removed until
     /// `commitConfiguration()` take effect together then.
     public func beginConfiguration() {
-        lock.withLock { configuring += 1 }
+        state.withLock { state in state.configuring += 1 }
     }
 
     /// Applies the changes made since `beginConfiguration()`. While running,
     /// added inputs are opened and start capturing (an input that cannot be
     /// opened is not added, and observers hear the error), removed ones stop.
     public func commitConfiguration() {
-        let changes = lock.withLock { () -> (inputs: ([CaptureInput], [CaptureInput]), outputs: ([CaptureOutput], [CaptureOutput]))? in
-            guard configuring > 0 else { return nil }
-            configuring -= 1
-            guard configuring == 0 else { return nil }
-            defer { pendingInputs = ([], []); pendingOutputs = ([], []) }
-            return ((pendingInputs.added, pendingInputs.removed), (pendingOutputs.added, pendingOutputs.removed))
+        let changes = state.withLock { state -> (inputs: ([CaptureInput], [CaptureInput]), outputs: ([CaptureOutput], [CaptureOutput]))? in
+            guard state.configuring > 0 else { return nil }
+            state.configuring -= 1
+            guard state.configuring == 0 else { return nil }
+            defer { state.pendingInputs = ([], []); state.pendingOutputs = ([], []) }
+            return ((state.pendingInputs.added, state.pendingInputs.removed), (state.pendingOutputs.added, state.pendingOutputs.removed))
         }
         guard let changes else { return }
         apply(inputs: changes.inputs, outputs: changes.outputs)
@@ -122,7 +124,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// Whether `input` can be added: not already in the session.
     public func canAddInput(_ input: CaptureInput) -> Bool {
-        lock.withLock { !inputList.contains { $0 === input } && !pendingInputs.added.contains { $0 === input } }
+        state.withLock { state in !state.inputList.contains { $0 === input } && !state.pendingInputs.added.contains { $0 === input } }
     }
 
     public func addInput(_ input: CaptureInput) {
@@ -136,7 +138,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// Whether `output` can be added: not already in the session.
     public func canAddOutput(_ output: CaptureOutput) -> Bool {
-        lock.withLock { !outputList.contains { $0 === output } && !pendingOutputs.added.contains { $0 === output } }
+        state.withLock { state in !state.outputList.contains { $0 === output } && !state.pendingOutputs.added.contains { $0 === output } }
     }
 
     /// Adds an output; on a running session it starts receiving samples at
@@ -152,23 +154,25 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Records a change, and applies it now unless a configuration batch is open.
-    private func change(_ body: (CaptureSession) -> Void) {
-        lock.withLock { configuring += 1 }
-        lock.withLock { body(self) }
+    private func change(_ body: (inout State) -> Void) {
+        state.withLock { state in
+            state.configuring += 1
+            body(&state)
+        }
         commitConfiguration()
     }
 
     private func apply(inputs: ([CaptureInput], [CaptureInput]), outputs: ([CaptureOutput], [CaptureOutput])) {
         let (addedInputs, removedInputs) = inputs
         let (addedOutputs, removedOutputs) = outputs
-        let isRunning = lock.withLock { () -> Bool in
-            inputList.removeAll { input in removedInputs.contains { $0 === input } }
-            outputList.removeAll { output in removedOutputs.contains { $0 === output } }
-            if !running {
-                inputList += addedInputs
-                outputList += addedOutputs
+        let isRunning = state.withLock { state -> Bool in
+            state.inputList.removeAll { input in removedInputs.contains { $0 === input } }
+            state.outputList.removeAll { output in removedOutputs.contains { $0 === output } }
+            if !state.running {
+                state.inputList += addedInputs
+                state.outputList += addedOutputs
             }
-            return running
+            return state.running
         }
         defer { updateConnections() }
         guard isRunning else { return }
@@ -188,12 +192,12 @@ public final class CaptureSession: @unchecked Sendable {
                 notify(.runtimeError(error))
             }
         }
-        let current = lock.withLock { () -> [CaptureInput] in
-            inputList += opened
-            return inputList
+        let current = state.withLock { state -> [CaptureInput] in
+            state.inputList += opened
+            return state.inputList
         }
         if !addedInputs.isEmpty || !removedInputs.isEmpty {
-            for output in lock.withLock({ outputList }) { output.sessionDidChangeInputs(current) }
+            for output in state.withLock({ state in state.outputList }) { output.sessionDidChangeInputs(current) }
         }
         for output in removedOutputs { output.sessionDidStopRunning() }
         for output in addedOutputs {
@@ -201,7 +205,7 @@ public final class CaptureSession: @unchecked Sendable {
             // file cannot be created, its delegate has heard why.
             output.updateConnections(inputs: current)
             try? output.sessionWillStartRunning(inputs: current)
-            lock.withLock { outputList.append(output) }
+            state.withLock { state in state.outputList.append(output) }
         }
         for input in opened { startLoop(of: input) }
     }
@@ -222,7 +226,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// nothing left open or running; two inputs of one camera are refused
     /// (`sameCameraTwice`) before any is opened.
     public func startRunning() throws(CaptureError) {
-        let (inputs, outputs) = lock.withLock { (inputList, outputList) }
+        let (inputs, outputs) = state.withLock { state in (state.inputList, state.outputList) }
         guard !isRunning else { return }
         var told: [CaptureOutput] = []
         // The same camera twice would only fail later, less clearly.
@@ -247,7 +251,7 @@ public final class CaptureSession: @unchecked Sendable {
             for input in inputs { close(input) }
             throw error
         }
-        lock.withLock { running = true }
+        state.withLock { state in state.running = true }
         for input in inputs { startLoop(of: input) }
         notify(.didStartRunning)
     }
@@ -256,9 +260,9 @@ public final class CaptureSession: @unchecked Sendable {
     /// (releasing their configuration locks) and tells the outputs (which
     /// then finish what they hold).
     public func stopRunning() {
-        let (wasRunning, inputs, outputs) = lock.withLock { () -> (Bool, [CaptureInput], [CaptureOutput]) in
-            defer { running = false }
-            return (running, inputList, outputList)
+        let (wasRunning, inputs, outputs) = state.withLock { state -> (Bool, [CaptureInput], [CaptureOutput]) in
+            defer { state.running = false }
+            return (state.running, state.inputList, state.outputList)
         }
         guard wasRunning else { return }
         for input in inputs { stopLoop(of: input) }
@@ -272,7 +276,7 @@ public final class CaptureSession: @unchecked Sendable {
         if input.locksConfiguration, let camera = input.source as? V4L2CaptureSource {
             do {
                 let held = try ConfigurationLock.acquireAdvisory(devicePath: camera.path)
-                lock.withLock { locks[ObjectIdentifier(input)] = held }
+                state.withLock { state in state.locks[ObjectIdentifier(input)] = held }
             } catch .locked(_, let holder) {
                 throw .configurationLocked(camera.path, holder: holder)
             } catch {
@@ -291,12 +295,12 @@ public final class CaptureSession: @unchecked Sendable {
 
     private func close(_ input: CaptureInput) {
         input.close()
-        lock.withLock { locks.removeValue(forKey: ObjectIdentifier(input)) }?.release()
+        state.withLock { state in state.locks.removeValue(forKey: ObjectIdentifier(input)) }?.release()
     }
 
     private func startLoop(of input: CaptureInput) {
         let stop = CaptureStopSignal()
-        let index = lock.withLock { inputList.firstIndex { $0 === input } ?? inputList.count }
+        let index = state.withLock { state in state.inputList.firstIndex { $0 === input } ?? state.inputList.count }
         let name = "capture-\(input.mediaType.rawValue.prefix(1))\(index)"
         let thread: CaptureThread
         do {
@@ -316,11 +320,11 @@ public final class CaptureSession: @unchecked Sendable {
             inputEnded(input, .failed(.io(name, error)))
             return
         }
-        lock.withLock { loops[ObjectIdentifier(input)] = CaptureLoop(thread: thread, stop: stop) }
+        state.withLock { state in state.loops[ObjectIdentifier(input)] = CaptureLoop(thread: thread, stop: stop) }
     }
 
     private func stopLoop(of input: CaptureInput) {
-        guard let loop = lock.withLock({ loops.removeValue(forKey: ObjectIdentifier(input)) }) else { return }
+        guard let loop = state.withLock({ state in state.loops.removeValue(forKey: ObjectIdentifier(input)) }) else { return }
         loop.stop.raise()
         loop.thread.join()
         // What its encoders hold reaches their sinks before the outputs hear of the stop.
@@ -329,11 +333,11 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// The outputs samples go to now (read for every sample, on the capture threads).
-    private func outputsSnapshot() -> [CaptureOutput] { lock.withLock { outputList } }
+    private func outputsSnapshot() -> [CaptureOutput] { state.withLock { state in state.outputList } }
 
     /// Gives every output a connection to each input (see `CaptureConnection`).
     private func updateConnections() {
-        let (inputs, outputs) = lock.withLock { (inputList, outputList) }
+        let (inputs, outputs) = state.withLock { state in (state.inputList, state.outputList) }
         for output in outputs { output.updateConnections(inputs: inputs) }
     }
 
@@ -343,7 +347,7 @@ public final class CaptureSession: @unchecked Sendable {
         // Its encoders' last frames reach their sinks before the outputs hear of the end.
         input.compression.finish()
         for output in outputsSnapshot() { output.input(input, didEnd: end) }
-        lock.withLock { inputEndHandler }?(input, end)
+        state.withLock { state in state.inputEndHandler }?(input, end)
         notify(.inputDidEnd(input, end))
         switch end {
         case .deviceLost(let device): notify(.deviceWasDisconnected(device))

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -5,12 +6,11 @@ import Glibc
 /// A joinable POSIX thread running one closure: the session's capture loops
 /// and each output's writing loop run on these, so that stopping can wait
 /// for them to end.
-final class CaptureThread: @unchecked Sendable {
-    // @unchecked: `thread` is written once in init; `joined` is guarded by `lock`.
-    private var thread = pthread_t()
-    private let started: Bool
-    private let lock = Lock()
-    private var joined = false
+final class CaptureThread: Sendable {
+    /// The thread, when one was made.
+    private let thread: pthread_t?
+    /// Whether someone joined it (or it was detached): it is let go of once.
+    private let joined = Atomic<Bool>(false)
 
     /// Why no thread could be made (`pthread_create(NAME)`), if none was;
     /// the body then ran on the creating thread instead, so that its work
@@ -26,7 +26,6 @@ final class CaptureThread: @unchecked Sendable {
     private init(started thread: pthread_t) {
         self.thread = thread
         startFailure = nil
-        started = true
     }
 
     /// Starts `body` on a new thread; `name` says what it is for. For
@@ -36,22 +35,17 @@ final class CaptureThread: @unchecked Sendable {
             thread = try Posix.createThread(name: name, body)
             startFailure = nil
         } catch {
+            thread = nil
             startFailure = error
             body()
         }
-        started = startFailure == nil
     }
 
     /// Waits for the thread to end. Safe to call more than once and from
     /// several threads; from the thread itself (a delegate that starts the
     /// next recording from the last one's callback) it does not wait.
     func join() {
-        let mustJoin = lock.withLock { () -> Bool in
-            guard started, !joined else { return false }
-            joined = true
-            return true
-        }
-        guard mustJoin else { return }
+        guard let thread, !joined.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)
         } else {
@@ -61,6 +55,6 @@ final class CaptureThread: @unchecked Sendable {
 
     /// A thread nobody waited for lets go of its resources when it ends.
     deinit {
-        if started && !joined { pthread_detach(thread) }
+        if let thread, !joined.load(ordering: .acquiring) { pthread_detach(thread) }
     }
 }

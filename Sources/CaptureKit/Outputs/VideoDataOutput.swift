@@ -206,39 +206,36 @@ private struct DelegateBox: @unchecked Sendable {
 /// call begins after it returns, and a call under way on another thread is
 /// waited for (not one on the stopping thread itself: a delegate that stops
 /// the session from its callback).
-final class VideoDataDelivery: @unchecked Sendable {
-    // @unchecked: `stopped`, `calling`, `callingThread` and `pending` are read and written under `lock`; `queue` is thread-safe.
+final class VideoDataDelivery: Sendable {
     let queue: BoundedQueue<(VideoSampleBuffer, CaptureInput)>
-    /// Guards the state below; its condition wakes a thread waiting for a call to end.
-    private let lock = ConditionLock()
-    private var stopped = false
-    private var calling = false
-    private var callingThread = pthread_t()
-    /// A call handed to the delegate's queue has not ended yet.
-    private var pending = false
+    /// Whether calls may begin and which is under way; its condition wakes a thread waiting for a call to end.
+    private struct Calls {
+        var stopped = false
+        var calling = false
+        var callingThread = pthread_t()
+        /// A call handed to the delegate's queue has not ended yet.
+        var pending = false
+    }
+    private let lock = ConditionLock(Calls())
 
     init(capacity: Int) {
         queue = BoundedQueue(capacity: capacity)
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.withLock(body)
-    }
-
-    var isStopped: Bool { locked { stopped } }
+    var isStopped: Bool { lock.withLock { $0.stopped } }
 
     /// Runs `body` here, unless stopped.
     func call(_ body: () -> Void) {
-        let begins = locked { () -> Bool in
-            guard !stopped else { return false }
-            calling = true
-            callingThread = pthread_self()
+        let begins = lock.withLock { calls -> Bool in
+            guard !calls.stopped else { return false }
+            calls.calling = true
+            calls.callingThread = pthread_self()
             return true
         }
         guard begins else { return }
         body()
-        locked {
-            calling = false
+        lock.withLock { calls in
+            calls.calling = false
             lock.broadcast()
         }
     }
@@ -249,25 +246,24 @@ final class VideoDataDelivery: @unchecked Sendable {
     /// is busy. (Not `queue.sync`: a stop made on that queue outside a call
     /// would wait for this thread, which would wait for the queue.)
     func call(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
-        locked { pending = true }
+        lock.withLock { $0.pending = true }
         queue.async { [self] in
             call(body)
-            locked {
-                pending = false
+            lock.withLock { calls in
+                calls.pending = false
                 lock.broadcast()
             }
         }
-        locked {
-            while pending && !stopped { lock.wait() }
-        }
+        lock.withLock(waitingWhile: { $0.pending && !$0.stopped }) { _, _ in }
     }
 
     func stop() {
-        locked {
-            stopped = true
+        lock.withLock { calls in
+            calls.stopped = true
             lock.broadcast()
-            while calling && pthread_equal(callingThread, pthread_self()) == 0 { lock.wait() }
         }
+        // No call begins once stopped; one under way on another thread is waited for.
+        lock.withLock(waitingWhile: { $0.calling && pthread_equal($0.callingThread, pthread_self()) == 0 }) { _, _ in }
         queue.close()
     }
 }

@@ -2,18 +2,21 @@
 import Glibc
 #endif
 
-/// A pthread mutex with one condition variable, for state that threads wait
-/// on (a queue's items, a call under way). Both live on the heap, since a
-/// pthread mutex or condition must not move, from init to deinit. Timed
-/// waits run on CLOCK_MONOTONIC: a change of the wall clock (NTP, the user)
-/// neither cuts them short nor stretches them.
-final class ConditionLock: @unchecked Sendable {
-    // @unchecked: the mutex and condition are the synchronization itself;
-    // they are made in init, destroyed in deinit and never move.
+/// State that threads wait on (a queue's items, a call under way), with
+/// the pthread mutex that guards it and one condition variable. Mutex and
+/// condition live on the heap, since they must not move, from init to
+/// deinit. Timed waits run on CLOCK_MONOTONIC: a change of the wall clock
+/// (NTP, the user) neither cuts them short nor stretches them.
+final class ConditionLock<State>: @unchecked Sendable {
+    // @unchecked: the mutex and condition are the synchronization itself
+    // (made in init, destroyed in deinit, never moved), and `state` is
+    // reached only inside withLock, under the mutex.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var state: State
 
-    init() {
+    init(_ state: State) {
+        self.state = state
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
         condition.initialize(to: pthread_cond_t())
@@ -31,25 +34,36 @@ final class ConditionLock: @unchecked Sendable {
         condition.deallocate()
     }
 
-    /// Runs `body` holding the mutex; the waits below are for inside it.
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    /// Runs `body` on the state, holding the mutex.
+    func withLock<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        return try body(&state)
     }
 
-    /// Waits for a signal or broadcast (or a spurious wakeup: callers wait in
-    /// a loop on their own condition). Only inside `withLock`.
-    func wait() {
-        pthread_cond_wait(condition, mutex)
-    }
-
-    /// `wait()` until `deadline` (CLOCK_MONOTONIC nanoseconds, as
-    /// `MonotonicClock.nowNanoseconds()`); answers false once it has passed.
-    /// Only inside `withLock`.
-    func wait(untilMonotonicNanoseconds deadline: Int64) -> Bool {
-        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        return pthread_cond_timedwait(condition, mutex, &time) != ETIMEDOUT
+    /// Holding the mutex, waits for a signal or broadcast while `blocked`
+    /// says so of the state (until `deadline`, CLOCK_MONOTONIC nanoseconds as
+    /// `MonotonicClock.nowNanoseconds()`, if given), then runs `body` on it;
+    /// `timedOut` tells whether the deadline ended the wait. The state is
+    /// looked at only between waits, never held across one, since other
+    /// threads change it while this one waits.
+    func withLock<T>(waitingWhile blocked: (State) -> Bool, untilMonotonicNanoseconds deadline: Int64? = nil,
+                     _ body: (inout State, _ timedOut: Bool) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        var timedOut = false
+        while blocked(state) {
+            if let deadline {
+                var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                if pthread_cond_timedwait(condition, mutex, &time) == ETIMEDOUT {
+                    timedOut = true
+                    break
+                }
+            } else {
+                pthread_cond_wait(condition, mutex)
+            }
+        }
+        return body(&state, timedOut)
     }
 
     /// Wakes one waiter.
