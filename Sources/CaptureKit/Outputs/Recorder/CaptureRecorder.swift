@@ -145,15 +145,24 @@ public final class CaptureRecorder: Sendable {
                 fileOutput.startRecording(to: destination, recordingDelegate: events)
             }
         }
-        if let refusal = streamRefusal { throw refusal }
-        if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
-        guard !session.isRunning else { return }
-        do {
-            try session.startRunning()
-        } catch {
+        do throws(CaptureRecorderError) {
             if let refusal = streamRefusal { throw refusal }
             if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
-            throw .capture(error)
+            guard !session.isRunning else { return }
+            do {
+                try session.startRunning()
+            } catch {
+                if let refusal = streamRefusal { throw refusal }
+                if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
+                throw .capture(error)
+            }
+        } catch {
+            // Refused: nothing of it stays on the session, which may run on for others.
+            fileOutput?.stopRecording()
+            for output in streamOutputs { output.stopStreaming() }
+            if let fileOutput { session.removeOutput(fileOutput) }
+            for output in streamOutputs { session.removeOutput(output) }
+            throw error
         }
     }
 
@@ -221,11 +230,15 @@ public final class CaptureRecorder: Sendable {
         return result == .success
     }
 
-    /// Waits for the files and streams to finish, takes the outputs off the
-    /// session (which runs on for other recordings), and answers how the
-    /// recording ended.
+    /// Waits for the files and streams to finish (stopping the recording
+    /// first if it has not ended), takes the outputs off the session (which
+    /// runs on for other recordings), and answers how the recording ended.
     @discardableResult
     public func finish() -> CaptureRecorderEnd {
+        if !hasEnded {
+            stop()
+            waitUntilEnded()
+        }
         fileOutput?.waitUntilFinished()
         for output in streamOutputs { output.stopStreaming() }
         for output in streamOutputs { output.waitUntilFinished() }
