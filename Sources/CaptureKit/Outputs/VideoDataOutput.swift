@@ -171,16 +171,18 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
                 continue
             }
             for frame in converted {
-                let (delegate, queue, drops) = state.withLock { state -> ((any VideoDataOutputSampleBufferDelegate)?, DispatchQueue?, Int?) in
+                let (hasDelegate, queue, drops) = state.withLock { state -> (Bool, DispatchQueue?, Int?) in
                     let total = state.droppedBefore + delivery.queue.refusedCount
                     defer { state.reportedDrops = total }
-                    return (state.delegate, state.callbackQueue, total > state.reportedDrops ? total : nil)
+                    return (state.delegate != nil, state.callbackQueue, total > state.reportedDrops ? total : nil)
                 }
-                guard let delegate else { continue }
-                let box = DelegateBox(delegate: delegate)
+                guard hasDelegate else { continue }
+                // The delegate is looked up where it is called (on its queue): it is
+                // not Sendable, and one set to nil meanwhile hears nothing more.
                 let call: @Sendable () -> Void = { [self] in
-                    if let drops { box.delegate.videoDataOutput(self, didDropFrames: drops) }
-                    box.delegate.videoDataOutput(self, didOutput: frame, from: input)
+                    guard let delegate = sampleBufferDelegate else { return }
+                    if let drops { delegate.videoDataOutput(self, didDropFrames: drops) }
+                    delegate.videoDataOutput(self, didOutput: frame, from: input)
                 }
                 if let queue {
                     delivery.call(on: queue, call)
@@ -191,14 +193,6 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
             }
         }
     }
-}
-
-/// Carries a delegate to the queue its calls are made on.
-private struct DelegateBox: @unchecked Sendable {
-    // @unchecked: the delegate is called only through `VideoDataDelivery.call`,
-    // which makes one call at a time (the output's thread waits for each), on
-    // the one queue (or thread) the program chose, in capture order.
-    let delegate: any VideoDataOutputSampleBufferDelegate
 }
 
 /// One running of a video data output: the frames waiting for the
