@@ -3,7 +3,7 @@ import CFFmpeg
 /// A stream's audio: raw samples from the session, encoded for the stream
 /// (its own encoder for each connection) and sent beside the video.
 /// On the stream's thread only.
-extension StreamPublisher {
+extension StreamSender {
     /// Encodes and sends `audio`, from the connection's time zero on.
     /// Samples from before it are left out: before the first connection's
     /// first frame they are not part of the stream; on a later connection
