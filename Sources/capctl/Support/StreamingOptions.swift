@@ -16,7 +16,7 @@ struct StreamingOptions: ParsableArguments {
     var streamVideoBitrate: ByteCountArgument?
 
     @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own with this speed preset.", valueName: "name"))
-    var streamPreset: String?
+    var streamPreset: StreamPresetArgument?
 
     @Option(name: .long, help: ArgumentHelp("The streams' audio bit rate (default 128K).", valueName: "rate"))
     var streamAudioBitrate: ByteCountArgument?
@@ -52,9 +52,6 @@ struct StreamingOptions: ParsableArguments {
                          (streamTimeout != nil, "--stream-timeout")].filter(\.0).map(\.1)
             if let first = named.first { throw ValidationError("\(first) applies to streams; add --stream URL") }
             return
-        }
-        if let preset = streamPreset, !VideoOutputSettings.x26xPresets.contains(preset) {
-            throw ValidationError("--stream-preset '\(preset)' is not one of \(VideoOutputSettings.x26xPresets.joined(separator: ", "))")
         }
         if let rate = streamVideoBitrate, rate.bytes < 10_000 {
             throw ValidationError("--stream-video-bitrate \(rate) is too low for video; use at least 10K, such as 2500K")
@@ -98,7 +95,7 @@ struct StreamingOptions: ParsableArguments {
             settings.maxBitRate = Int(rate.bytes)
             settings.rateBufferSize = nil
         }
-        if let streamPreset { settings.encoderPreset = streamPreset }
+        if let streamPreset { settings.encoderPreset = streamPreset.name }
         settings.audioCodec = .aac
         settings.audioBitRate = streamAudioBitrate.map { Int($0.bytes) } ?? 128_000
         return settings
