@@ -102,8 +102,10 @@ extension Capctl {
             rtmp:// and rtmps:// (FLV), srt:// and udp:// (MPEG-TS), rtsp:// (RTSP's own; \
             --stream-format overrides). OUT is then optional. The streams take the file's \
             encoder when its codec fits (one encode for all) or get their own H.264 encoder \
-            (--stream-video-bitrate, --stream-preset, or a file that cannot be streamed). A \
-            stream that cannot connect, stalls (--stream-timeout) or drops is tried again after \
+            (--stream-video-bitrate, --stream-preset, or a file that cannot be streamed). A URL's \
+            form (scheme, host, port) is checked before recording; its host is looked up when \
+            the stream connects, so a name that does not resolve is a server that cannot be \
+            reached. A stream that cannot connect, stalls (--stream-timeout) or drops is tried again after \
             0.5, 1, 2, 4, then every 8 s and starts again at a keyframe; its queue never holds up \
             the file, and what it could not send is counted. --stream-required stops the \
             recording instead (status 69). Events: stream-connected, stream-disconnected, \
@@ -128,7 +130,7 @@ extension Capctl {
             Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
             device went away (the file is finalized) or a camera cannot stream beside the others; 74 on a write error or a full disk; 73 when \
             an output cannot be created; 64 for options the devices or containers cannot take, and \
-            stream URLs that cannot be published to.
+            stream URLs whose form cannot be published to.
             """
         )
 

@@ -27,15 +27,14 @@ struct StreamingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("How long connecting, or one write, may take before a stream counts as lost (default 5s).", valueName: "time"))
     var streamTimeout: DurationArgument?
 
-    /// The destinations, checked: scheme, host and port, and (with
-    /// `resolving`) the host looked up.
-    func destinations(resolving: Bool = false) throws -> [StreamDestination] {
+    /// The destinations, checked in form only: scheme, host and port. No
+    /// name is looked up here: a host that does not resolve is a stream that
+    /// cannot connect, reported (and retried) while recording.
+    func destinations() throws -> [StreamDestination] {
         var destinations: [StreamDestination] = []
         for url in stream {
             do throws(StreamDestinationError) {
-                let destination = try StreamDestination(url, format: streamFormat)
-                if resolving { try destination.resolveHost() }
-                destinations.append(destination)
+                destinations.append(try StreamDestination(url, format: streamFormat))
             } catch {
                 throw ValidationError("--stream \(StreamDestination.redacted(url)): \(error.description)")
             }
@@ -66,7 +65,7 @@ struct StreamingOptions: ParsableArguments {
             throw ValidationError("--stream-timeout \(timeout) is too short; use at least 100ms, such as 5s")
         }
         // Checked once, before any device or file is opened (ArgumentParser validates the group).
-        _ = try destinations(resolving: true)
+        _ = try destinations()
     }
 
     /// The streams' encoding: the file's (so that one encoder feeds both),
