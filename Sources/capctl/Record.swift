@@ -298,7 +298,7 @@ struct VideoCaptureOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Size and rate by name: high, medium, low, 640x480, 1280x720, 1920x1080, 3840x2160, photo.", valueName: "preset"))
     var sessionPreset: SessionPreset?
 
-    @Option(name: .long, help: ArgumentHelp("Frame size.", valueName: "WxH"))
+    @Option(name: .long, help: ArgumentHelp("Frame size, each side up to 16384.", valueName: "WxH"))
     var size: FrameSizeArgument?
 
     @Option(name: .long, help: ArgumentHelp("Frames per second.", valueName: "rate"))

@@ -48,6 +48,8 @@ struct RecordBadInputTests {
         (pattern + ["--session-preset", "640x480", "--size", "1280x720", "out.mp4"], 64, "--session-preset 640x480 and --size 1280x720 disagree"),
         (pattern + ["--size", "0x0", "out.mp4"], 64, "'0x0' is invalid for '--size"),
         (pattern + ["--size", "abc", "out.mp4"], 64, "'abc' is invalid for '--size"),
+        (pattern + ["--size", "16385x16", "out.mp4"], 64, "'16385x16' is invalid for '--size"),
+        (pattern + ["--size", "640xx480", "out.mp4"], 64, "'640xx480' is invalid for '--size"),
         (pattern + ["--size", "15x15", "out.mp4"], 64, "test-pattern: a 15x15 frame is not possible"),
         (pattern + ["--size", "641x480", "out.mp4"], 64, "test-pattern: yuv420p needs an even width and height, not 641x480"),
         (pattern + ["--fps", "0", "out.mp4"], 64, "'0' is invalid for '--fps"),
