@@ -15,7 +15,7 @@ struct StreamingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own at this video bit rate, such as 2500K.", valueName: "rate"))
     var streamVideoBitrate: ByteCountArgument?
 
-    @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own with this speed preset.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own with this speed preset (ultrafast … placebo, as x264 names them).", valueName: "name"))
     var streamPreset: StreamPresetArgument?
 
     @Option(name: .long, help: ArgumentHelp("The streams' audio bit rate (default 128K).", valueName: "rate"))
