@@ -60,6 +60,7 @@ CAPCTL_FFMPEG_FUNCTION(avutil, int, av_image_get_linesize, (enum AVPixelFormat p
 CAPCTL_FFMPEG_VOID(avutil, av_log_set_level, (int level), (level))
 CAPCTL_FFMPEG_FUNCTION(avutil, void *, av_malloc, (size_t size), (size))
 CAPCTL_FFMPEG_FUNCTION(avutil, void *, av_mallocz, (size_t size), (size))
+CAPCTL_FFMPEG_FUNCTION(avutil, const AVOption *, av_opt_find, (void *obj, const char *name, const char *unit, int opt_flags, int search_flags), (obj, name, unit, opt_flags, search_flags))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_parse_time, (int64_t *timeval, const char *timestr, int duration), (timeval, timestr, duration))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_pix_fmt_count_planes, (enum AVPixelFormat pix_fmt), (pix_fmt))
 CAPCTL_FFMPEG_FUNCTION(avutil, const AVPixFmtDescriptor *, av_pix_fmt_desc_get, (enum AVPixelFormat pix_fmt), (pix_fmt))

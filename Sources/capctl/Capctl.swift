@@ -9,9 +9,15 @@ import Glibc
 struct Capctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capctl",
-        abstract: "Record from cameras and microphones, and probe what they can do.",
+        abstract: "Record and stream from cameras and microphones, take photos, and inspect devices and files.",
         discussion: """
-        capctl lists capture devices (V4L2 cameras, ALSA microphones) and probes their formats.
+        capctl records video and audio from V4L2 cameras and ALSA microphones to MP4, MOV, \
+        MKV, WebM or MPEG-TS files (audio alone to WAV, FLAC, M4A, Ogg or Opus), and streams \
+        it to media servers over RTMP, SRT, RTSP or UDP while recording (record). It takes \
+        photos (snap); lists devices and the formats they offer (list-devices, formats); shows \
+        and sets camera controls and the torch (controls, set, set-torch); reports devices \
+        coming and going (monitor); and shows what a media file holds, repairs a recording \
+        that was cut off, and saves frames from one (info, repair, frame).
 
         DEVICES
           Wherever a command takes a device, it accepts the device node or ALSA name \

@@ -17,7 +17,8 @@ extension Capctl {
             at 0, INTERVAL, 2×INTERVAL … up to the end, and -o is a pattern with one number \
             field, such as 'thumb-%04d.png', numbered from 1.
 
-            TIME and INTERVAL are seconds (2.5), mm:ss.fff or hh:mm:ss.fff. The image format \
+            TIME and INTERVAL are seconds (2.5), mm:ss.fff, hh:mm:ss.fff or with units (1.5s, \
+            1m30s, 500ms), as record's times are. The image format \
             follows the output's extension: .png, .jpg/.jpeg or .ppm. --size scales the frame \
             to WIDTHxHEIGHT; without it the frame keeps its own size.
 
@@ -33,19 +34,21 @@ extension Capctl {
         @Argument(help: ArgumentHelp("The recording to take frames from.", valueName: "file"), completion: .file())
         var file: String
 
-        @Option(name: .customLong("at"), help: ArgumentHelp("The time of the frame to save.", valueName: "time"))
-        var time: TimeSpec?
+        @Option(name: .customLong("at"), help: ArgumentHelp("The time of the frame to save.", valueName: "time"),
+                transform: DurationArgument.instant)
+        var time: DurationArgument?
 
-        @Option(help: ArgumentHelp("Save a frame every INTERVAL, from the start to the end.", valueName: "interval"))
-        var every: TimeSpec?
+        @Option(help: ArgumentHelp("Save a frame every INTERVAL, from the start to the end.", valueName: "interval"),
+                transform: DurationArgument.instant)
+        var every: DurationArgument?
 
         @Option(name: [.customShort("o"), .customLong("output")],
                 help: ArgumentHelp("The image to write, or with --every a pattern such as 'thumb-%04d.png'.", valueName: "out"),
                 completion: .file())
         var outputPath: String
 
-        @Option(help: ArgumentHelp("Scale frames to this size.", valueName: "WxH"))
-        var size: FrameSize?
+        @Option(help: ArgumentHelp("Scale frames to this size, each side up to 16384.", valueName: "WxH"))
+        var size: FrameSizeArgument?
 
         @OptionGroup var output: OutputOptions
 
@@ -144,37 +147,6 @@ extension Capctl {
             (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
         }
     }
-}
-
-/// A time on the command line: seconds (`2.5`), `mm:ss.fff` or `hh:mm:ss.fff`.
-struct TimeSpec: ExpressibleByArgument, CustomStringConvertible {
-    let time: MediaTime
-    let text: String
-
-    init?(argument: String) {
-        guard let time = MediaTime(parsing: argument) else { return nil }
-        self.time = time
-        text = argument
-    }
-
-    var description: String { text }
-    static var defaultValueDescription: String { "seconds, mm:ss.fff or hh:mm:ss.fff" }
-}
-
-/// A frame size on the command line: `WIDTHxHEIGHT`.
-struct FrameSize: ExpressibleByArgument, CustomStringConvertible {
-    let width: Int
-    let height: Int
-
-    init?(argument: String) {
-        let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
-              (1...16384).contains(width), (1...16384).contains(height) else { return nil }
-        self.width = width
-        self.height = height
-    }
-
-    var description: String { "\(width)x\(height)" }
 }
 
 /// An output name with one printf-style number field (`%d`, `%04d`); `%%` is a percent sign.

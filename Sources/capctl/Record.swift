@@ -102,8 +102,10 @@ extension Capctl {
             rtmp:// and rtmps:// (FLV), srt:// and udp:// (MPEG-TS), rtsp:// (RTSP's own; \
             --stream-format overrides). OUT is then optional. The streams take the file's \
             encoder when its codec fits (one encode for all) or get their own H.264 encoder \
-            (--stream-video-bitrate, --stream-preset, or a file that cannot be streamed). A \
-            stream that cannot connect, stalls (--stream-timeout) or drops is tried again after \
+            (--stream-video-bitrate, --stream-preset, or a file that cannot be streamed). A URL's \
+            form (scheme, host, port) is checked before recording; its host is looked up when \
+            the stream connects, so a name that does not resolve is a server that cannot be \
+            reached. A stream that cannot connect, stalls (--stream-timeout) or drops is tried again after \
             0.5, 1, 2, 4, then every 8 s and starts again at a keyframe; its queue never holds up \
             the file, and what it could not send is counted. --stream-required stops the \
             recording instead (status 69). Events: stream-connected, stream-disconnected, \
@@ -128,7 +130,7 @@ extension Capctl {
             Exit status: 0 when stopped by a signal, a limit or the end of a file input; 69 when a \
             device went away (the file is finalized) or a camera cannot stream beside the others; 74 on a write error or a full disk; 73 when \
             an output cannot be created; 64 for options the devices or containers cannot take, and \
-            stream URLs that cannot be published to.
+            stream URLs whose form cannot be published to.
             """
         )
 
@@ -198,6 +200,7 @@ extension Capctl {
             try capture.validate()
             try encoding.validate()
             try validateCameras()
+            try encoding.validatePreset(out: out)
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
             }
@@ -232,7 +235,7 @@ extension Capctl {
                 throw ValidationError("--audio-alternates needs two or more --audio devices")
             }
             if let out {
-                try trigger.validate(out: out, copiesVideo: encoding.videoCodec?.lowercased() == "copy")
+                try trigger.validate(out: out, copiesVideo: encoding.videoCodec == .copy)
             } else if trigger.startPaused || trigger.preRoll != nil || trigger.resumeOn != nil || trigger.filePerEvent {
                 throw ValidationError("pausing, pre-roll and motion triggers apply to a file; give OUT too")
             }
@@ -295,7 +298,7 @@ struct VideoCaptureOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Size and rate by name: high, medium, low, 640x480, 1280x720, 1920x1080, 3840x2160, photo.", valueName: "preset"))
     var sessionPreset: SessionPreset?
 
-    @Option(name: .long, help: ArgumentHelp("Frame size.", valueName: "WxH"))
+    @Option(name: .long, help: ArgumentHelp("Frame size, each side up to 16384.", valueName: "WxH"))
     var size: FrameSizeArgument?
 
     @Option(name: .long, help: ArgumentHelp("Frames per second.", valueName: "rate"))
@@ -328,7 +331,7 @@ struct VideoCaptureOptions: ParsableArguments {
 /// How `record` encodes.
 struct EncodingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("h264, hevc, vp9, av1, mjpeg, or copy (write the camera's MJPEG or H.264 as it comes).", valueName: "codec"))
-    var videoCodec: String?
+    var videoCodec: VideoCodecArgument?
 
     @Option(name: .long, help: ArgumentHelp("Constant quality (lower is better; x264 default 23).", valueName: "n"))
     var crf: Int?
@@ -336,7 +339,7 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Video bit rate, such as 4M.", valueName: "rate"))
     var bitrate: ByteCountArgument?
 
-    @Option(name: .long, help: ArgumentHelp("Encoder speed preset (ultrafast … veryslow for h264/hevc).", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Encoder speed preset: ultrafast … veryslow for h264 and hevc, a speed level for vp9 and av1 (the range the encoder states).", valueName: "name"))
     var preset: String?
 
     @Option(name: .long, help: ArgumentHelp("Cap the video bit rate at this, such as 4M (for links of constant rate).", valueName: "rate"))
@@ -352,7 +355,7 @@ struct EncodingOptions: ParsableArguments {
     var threads: Int?
 
     @Option(name: .long, help: ArgumentHelp("aac, opus, flac, pcm_s16le, pcm_s24le, pcm_s32le or pcm_f32le.", valueName: "codec"))
-    var audioCodec: String?
+    var audioCodec: AudioCodecArgument?
 
     @Option(name: .long, help: ArgumentHelp("Audio bit rate, such as 128K.", valueName: "rate"))
     var audioBitrate: ByteCountArgument?
@@ -370,12 +373,6 @@ struct EncodingOptions: ParsableArguments {
     var fragmentsOnly = false
 
     func validate() throws {
-        if let videoCodec, videoCodec != "copy", VideoCodec(rawValue: videoCodec.lowercased()) == nil {
-            throw ValidationError("unknown --video-codec '\(videoCodec)'; use h264, hevc, vp9, av1, mjpeg or copy")
-        }
-        if let audioCodec, AudioCodec(name: audioCodec) == nil {
-            throw ValidationError("unknown --audio-codec '\(audioCodec)'; use aac, opus, flac, pcm_s16le, pcm_s24le, pcm_s32le or pcm_f32le")
-        }
         if let crf, !(0...63).contains(crf) {
             throw ValidationError("--crf \(crf) is out of range; use 0 to 51 for h264/hevc (23 is the default), up to 63 for vp9/av1")
         }
@@ -385,7 +382,7 @@ struct EncodingOptions: ParsableArguments {
         if let threads, !(0...64).contains(threads) {
             throw ValidationError("--threads \(threads) is out of range; use 0 (automatic) to 64")
         }
-        if videoCodec == "copy" && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil || maxrate != nil) {
+        if videoCodec == .copy && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil || maxrate != nil) {
             throw ValidationError("--video-codec copy writes frames as they come; --crf, --bitrate, --maxrate, --preset and --keyframe-interval need an encoder")
         }
         if bufsize != nil && maxrate == nil {
@@ -405,9 +402,7 @@ struct EncodingOptions: ParsableArguments {
     /// The recording settings these options ask for.
     func settings() -> RecordingSettings {
         var settings = RecordingSettings()
-        if let videoCodec {
-            settings.video = videoCodec.lowercased() == "copy" ? .passthrough : .encode(VideoCodec(rawValue: videoCodec.lowercased())!)
-        }
+        if let videoCodec { settings.video = videoCodec.encoding }
         settings.quality = crf
         settings.videoBitRate = bitrate.map { Int($0.bytes) }
         settings.encoderPreset = preset
@@ -415,7 +410,7 @@ struct EncodingOptions: ParsableArguments {
         settings.rateBufferSize = bufsize.map { Int($0.bytes) }
         settings.keyframeInterval = keyframeInterval?.time
         if let threads { settings.videoEncoderOptions["threads"] = String(threads) }
-        settings.audioCodec = audioCodec.flatMap(AudioCodec.init(name:))
+        settings.audioCodec = audioCodec?.codec
         settings.audioBitRate = audioBitrate.map { Int($0.bytes) }
         if noFragments || faststart {
             settings.fragmentInterval = .invalid

@@ -151,8 +151,9 @@ import Testing
         try Self.recording(path)
         // (time, the frame on screen): frame n is shown from n/30 s; the
         // second session's frames 150… from 1 s.
-        let cases: [(String, Int)] = [("0", 0), ("0.5", 15), ("0.51", 15), ("0.533", 15), ("00:00.534", 16),
-                                      ("0.999", 29), ("1", 150), ("1.25", 157), ("00:00:01.966", 178), ("1.99", 179), ("2", 179)]
+        // Times with units are spelled as record's are.
+        let cases: [(String, Int)] = [("0", 0), ("0s", 0), ("0.5", 15), ("500ms", 15), ("0.51", 15), ("0.533", 15), ("00:00.534", 16),
+                                      ("0.999", 29), ("1", 150), ("1.25", 157), ("1.25s", 157), ("00:00:01.966", 178), ("1.99", 179), ("2", 179)]
         for (index, (time, expected)) in cases.enumerated() {
             let out = scratch.file("at-\(index).ppm")
             let result = try CapctlRun.run(["frame", path, "--at", time, "-o", out])
@@ -237,6 +238,10 @@ import Testing
             (["frame", path, "--every", "1", "-o", scratch.file("x.png")], 64, "'thumb-%04d.png'"),
             (["frame", path, "--every", "0", "-o", scratch.file("x-%d.png")], 64, "longer than 0"),
             (["frame", path, "--at", "1", "--size", "0x10", "-o", scratch.file("x.png")], 64, "0x10"),
+            (["frame", path, "--at", "1", "--size", "16385x16", "-o", scratch.file("x.png")], 64, "'16385x16' is invalid for '--size"),
+            (["frame", path, "--at", "1", "--size", "160xx120", "-o", scratch.file("x.png")], 64, "'160xx120' is invalid for '--size"),
+            (["frame", path, "--at", "1x", "-o", scratch.file("x.png")], 64, "'1x' is invalid for '--at <time>': use seconds (2.5)"),
+            (["frame", path, "--every", "0s", "-o", scratch.file("x-%d.png")], 64, "longer than 0"),
             (["frame", audioOnly, "--at", "0", "-o", scratch.file("x.png")], 65, "tone.wav: has no video track"),
             (["frame", notMedia, "--at", "0", "-o", scratch.file("x.png")], 65, "not a media file"),
         ]

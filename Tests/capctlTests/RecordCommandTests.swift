@@ -447,6 +447,27 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", scratch.file("out.mp4"), "-f", "null", "-"]).status == 0)
     }
 
+    /// Codec names are taken in any letter case, and a preset the encoder
+    /// states reaches it: a speed level for VP9 (libvpx's cpu-used), a name
+    /// for H.264 (x264 writes the settings it used into the stream: veryfast
+    /// searches with subme=2, the default medium with subme=7).
+    @Test(arguments: [(["--video-codec", "VP9", "--preset", "5", "--audio-codec", "Opus"], "out.webm", "vp9", "opus", nil),
+                      (["--video-codec", "H264", "--preset", "veryfast", "--audio-codec", "PCM"], "out.mkv", "h264", "pcm_s16le", "subme=2 "),
+                      (["--audio-codec", "FLAC"], "out.mkv", "h264", "flac", "subme=7 ")])
+    func codecsInAnyCaseAndTheEncodersPresets(options: [String], out: String, video: String, audio: String, x264Setting: String?) throws {
+        let scratch = try RecordScratch()
+        let result = try CapctlRun.run(["record"] + Self.small + ["--audio", "test-tone", "--max-duration", "0.5", "--progress", "json"]
+                                       + options + [out], in: scratch.url)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let info = try mediaInfo(scratch.file(out))
+        #expect(track(info, "video")?["codec"] as? String == video)
+        #expect(track(info, "audio")?["codec"] as? String == audio)
+        if let x264Setting {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: scratch.file(out)))
+            #expect(bytes.range(of: Data(x264Setting.utf8)) != nil, "x264's settings lack \(x264Setting)")
+        }
+    }
+
     /// A damaged JPEG among good ones (as a USB camera's glitch leaves it)
     /// is lost on its own; the recording goes on and ends well.
     @Test func aDamagedMJPEGFrameIsLostNotTheRecording() throws {

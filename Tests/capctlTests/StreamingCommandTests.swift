@@ -271,6 +271,42 @@ import Testing
         try expectContinuous(local, finished: try lastEvent(result), frames: 60)
     }
 
+    /// A host name is looked up when the stream connects, not while the
+    /// arguments are checked: one that does not resolve (the reserved
+    /// .invalid domain) is a server that cannot be reached, reported in
+    /// stream-disconnected events and retried, while the file is recorded.
+    @Test func unresolvableHostIsAnEvent() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = directory.appendingPathComponent("local.mp4").path
+        let result = try CapctlRun.run(["record", "--json", "--max-duration", "2"] + Self.camera
+                                       + ["--stream", "rtmp://no-such-host.invalid/live/x", local])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lost = events(result).filter { $0["event"] as? String == "stream-disconnected" }
+        #expect((lost.first?["error"] as? String)?.contains("the host 'no-such-host.invalid' is not known") == true, "\(lost)")
+        #expect(lost.first?["url"] as? String == "rtmp://no-such-host.invalid/live/…")
+        #expect(events(result).contains { $0["event"] as? String == "stream-reconnecting" })
+        let finished = try lastEvent(result)
+        #expect(try stream(finished)["connections"] as? Int == 0)
+        try expectContinuous(local, finished: finished, frames: 60)
+    }
+
+    /// With --stream-required, an unresolvable host stops the recording
+    /// (status 69) and what was recorded is a complete file.
+    @Test func requiredStreamToAnUnresolvableHostStopsTheRecording() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = directory.appendingPathComponent("local.mp4").path
+        let result = try CapctlRun.run(["record", "--json", "--max-duration", "20", "--stream-required"] + Self.camera
+                                       + ["--stream", "srt://no-such-host.invalid:9000", local])
+        #expect(result.status == 69)
+        let finished = try lastEvent(result)
+        #expect(finished["reason"] as? String == "error")
+        #expect((finished["error"] as? String)?.contains("the host 'no-such-host.invalid' is not known") == true)
+        let frames = try #require(finished["frames"] as? Int)
+        #expect(try decodedFrames(local) == frames)
+    }
+
     @Test func requiredStreamThatFailsStopsTheRecording() throws {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -295,7 +331,6 @@ import Testing
         ("rtmp://bad host/live", "names no valid host"),
         ("srt://127.0.0.1", "needs a port"),
         ("rtmp://127.0.0.1:99999/live", "needs a port"),
-        ("rtmp://no-such-host.invalid/live/x", "is not known"),
     ])
     func badURLsAreRefusedBeforeAnyFile(url: String, message: String) throws {
         let directory = try scratch()

@@ -125,7 +125,13 @@ final class StreamMuxer {
             // (unless the URL says otherwise).
             if destination.scheme == "srt", !destination.url.contains("linger=") { av_dict_set(&protocolOptions, "linger", "1", 0) }
             let opened = avio_open2(&format.pointee.pb, destination.url, AVIO_FLAG_WRITE, &format.pointee.interrupt_callback, &protocolOptions)
-            guard opened >= 0 else { throw failure("connecting", code: opened) }
+            guard opened >= 0 else {
+                // libavformat tells a name that does not resolve only as an I/O error; say which host.
+                if opened != cffmpeg_AVERROR_EXIT, let unknown = destination.hostLookupFailure {
+                    throw .stream(what: "connecting", reason: unknown)
+                }
+                throw failure("connecting", code: opened)
+            }
         }
         var options: OpaquePointer?
         defer { av_dict_free(&options) }

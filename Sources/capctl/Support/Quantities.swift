@@ -7,16 +7,30 @@ struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
     let time: MediaTime
     let text: String
 
+    /// A length: longer than zero.
     init?(argument: String) {
+        guard let parsed = DurationArgument(instant: argument), parsed.time > .zero else { return nil }
+        self = parsed
+    }
+
+    /// A point in time, which may be zero (`frame --at 0`), in the same spellings.
+    init?(instant argument: String) {
         let text = argument.trimmingWhitespace()
-        if let plain = MediaTime(parsing: text), plain > .zero {
-            time = plain
-        } else if let united = Self.parseUnits(text), united > .zero {
-            time = united
-        } else {
-            return nil
-        }
+        guard let time = MediaTime(parsing: text) ?? Self.parseUnits(text), time >= .zero else { return nil }
+        self.time = time
         self.text = text
+    }
+
+    /// `init(instant:)` for `@Option(transform:)`: a time that may be zero,
+    /// or an error that names the spellings.
+    static func instant(_ argument: String) throws -> DurationArgument {
+        guard let parsed = DurationArgument(instant: argument) else { throw NotATime() }
+        return parsed
+    }
+
+    /// Why a value is not a time, for the parser's message.
+    struct NotATime: Error, CustomStringConvertible {
+        var description: String { "use seconds (2.5), mm:ss.fff, hh:mm:ss.fff or units (1m30s, 1.5s, 500ms)" }
     }
 
     var description: String { text }
@@ -75,15 +89,20 @@ struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
     static var defaultValueDescription: String { "a size: 500K, 20M, 4G (powers of 1000) or 1GiB (powers of 1024)" }
 }
 
-/// `WIDTHxHEIGHT`.
+/// `WIDTHxHEIGHT`, each side from 1 to `maximumSide`.
 struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
     let width: Int
     let height: Int
 
+    /// The largest side every path takes: CaptureKit's video encoder refuses
+    /// more (x264 and x265 stop at 16384), while its scaler, pixel buffers
+    /// and photo output would take up to 32768.
+    static let maximumSide = 16384
+
     init?(argument: String) {
-        let parts = argument.lowercased().split(separator: "x")
+        let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
-              (1...32768).contains(width), (1...32768).contains(height) else { return nil }
+              (1...Self.maximumSide).contains(width), (1...Self.maximumSide).contains(height) else { return nil }
         self.width = width
         self.height = height
     }

@@ -15,8 +15,8 @@ struct StreamingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own at this video bit rate, such as 2500K.", valueName: "rate"))
     var streamVideoBitrate: ByteCountArgument?
 
-    @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own with this speed preset.", valueName: "name"))
-    var streamPreset: String?
+    @Option(name: .long, help: ArgumentHelp("Give the streams an encoder of their own with this speed preset (ultrafast … placebo, as x264 names them).", valueName: "name"))
+    var streamPreset: StreamPresetArgument?
 
     @Option(name: .long, help: ArgumentHelp("The streams' audio bit rate (default 128K).", valueName: "rate"))
     var streamAudioBitrate: ByteCountArgument?
@@ -27,15 +27,14 @@ struct StreamingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("How long connecting, or one write, may take before a stream counts as lost (default 5s).", valueName: "time"))
     var streamTimeout: DurationArgument?
 
-    /// The destinations, checked: scheme, host and port, and (with
-    /// `resolving`) the host looked up.
-    func destinations(resolving: Bool = false) throws -> [StreamDestination] {
+    /// The destinations, checked in form only: scheme, host and port. No
+    /// name is looked up here: a host that does not resolve is a stream that
+    /// cannot connect, reported (and retried) while recording.
+    func destinations() throws -> [StreamDestination] {
         var destinations: [StreamDestination] = []
         for url in stream {
             do throws(StreamDestinationError) {
-                let destination = try StreamDestination(url, format: streamFormat)
-                if resolving { try destination.resolveHost() }
-                destinations.append(destination)
+                destinations.append(try StreamDestination(url, format: streamFormat))
             } catch {
                 throw ValidationError("--stream \(StreamDestination.redacted(url)): \(error.description)")
             }
@@ -53,9 +52,6 @@ struct StreamingOptions: ParsableArguments {
             if let first = named.first { throw ValidationError("\(first) applies to streams; add --stream URL") }
             return
         }
-        if let preset = streamPreset, !VideoOutputSettings.x26xPresets.contains(preset) {
-            throw ValidationError("--stream-preset '\(preset)' is not one of \(VideoOutputSettings.x26xPresets.joined(separator: ", "))")
-        }
         if let rate = streamVideoBitrate, rate.bytes < 10_000 {
             throw ValidationError("--stream-video-bitrate \(rate) is too low for video; use at least 10K, such as 2500K")
         }
@@ -69,7 +65,7 @@ struct StreamingOptions: ParsableArguments {
             throw ValidationError("--stream-timeout \(timeout) is too short; use at least 100ms, such as 5s")
         }
         // Checked once, before any device or file is opened (ArgumentParser validates the group).
-        _ = try destinations(resolving: true)
+        _ = try destinations()
     }
 
     /// The streams' encoding: the file's (so that one encoder feeds both),
@@ -98,7 +94,7 @@ struct StreamingOptions: ParsableArguments {
             settings.maxBitRate = Int(rate.bytes)
             settings.rateBufferSize = nil
         }
-        if let streamPreset { settings.encoderPreset = streamPreset }
+        if let streamPreset { settings.encoderPreset = streamPreset.name }
         settings.audioCodec = .aac
         settings.audioBitRate = streamAudioBitrate.map { Int($0.bytes) } ?? 128_000
         return settings

@@ -102,6 +102,18 @@ public struct StreamDestination: Sendable, Hashable, CustomStringConvertible {
         guard status == 0 || status == EAI_AGAIN else { throw .unknownHost(url, host: host, reason: String(cString: gai_strerror(status))) }
     }
 
+    /// Why the host does not resolve, or nil when it does (or when the
+    /// lookup could not be made now). Blocks for the lookup: for the thread
+    /// that connects, never for argument checking.
+    var hostLookupFailure: String? {
+        do throws(StreamDestinationError) {
+            try resolveHost()
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     /// The URL with what may be secret left out (credentials, the stream key
     /// that ends the path, query parameters such as an SRT passphrase), for
     /// events and logs.
