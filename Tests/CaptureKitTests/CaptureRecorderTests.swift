@@ -219,4 +219,22 @@ import Testing
             output.waitUntilFinished()
         }
     }
+
+    /// A recorder never started, or stopped before it started (an interrupt
+    /// while the devices open), ends without waiting for anything.
+    @Test func aStopBeforeTheStartEndsTheRecordingAtOnce() throws {
+        let scratch = try WriterScratchDirectory()
+        let unstarted = try CaptureRecorder(CaptureRecorderConfiguration(destination: scratch.file("never.mp4")))
+        #expect(unstarted.finish().reason == .stopped)
+
+        let recorder = try CaptureRecorder(CaptureRecorderConfiguration(destination: scratch.file("stopped.mp4")))
+        recorder.stop()
+        let session = try Self.session()
+        try recorder.start(on: session)
+        #expect(recorder.waitUntilEnded(timeout: 20))
+        let end = recorder.finish()
+        session.stopRunning()
+        #expect(end.reason == .stopped)
+        #expect(end.statistics.videoFrames <= 1)
+    }
 }

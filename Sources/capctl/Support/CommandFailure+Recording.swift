@@ -45,7 +45,12 @@ extension CommandFailure {
     init(_ error: CaptureRecorderError) {
         switch error {
         case .recording(let error): self.init(error)
-        case .streamRefused(_, let error): self.init(error.description, status: .usage)
+        case .streamRefused(_, let error):
+            switch error {
+            // The system could not start the stream (a thread, a write): not the user's settings.
+            case .invalidState, .stream, .io: self.init(error.description, status: .unavailable)
+            default: self.init(error.description, status: .usage)
+            }
         case .capture(let error): self.init(error)
         }
     }

@@ -88,10 +88,21 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// frames; add only this output to the session. A camera whose
     /// pictures the detector cannot read (compressed, or raw without 8-bit
     /// luma) fails the recording's start with `motionCannotRead`. Set
-    /// before the recording starts.
+    /// before the recording starts; set on a running session, the new
+    /// detector starts watching at once and the one it replaces stops.
     public var motionDetector: MotionDetector? {
         get { lock.withLock { motion?.detector } }
-        set { lock.withLock { motion = newValue.map { MotionTriggerLink(detector: $0, output: self) } } }
+        set {
+            let link = newValue.map { MotionTriggerLink(detector: $0, output: self) }
+            let (replaced, inputs) = lock.withLock { () -> (MotionTriggerLink?, [CaptureInput]?) in
+                defer { motion = link }
+                return (motion, sessionInputs)
+            }
+            guard let inputs else { return }
+            replaced?.detector.output.sessionDidStopRunning()
+            // A detector whose thread cannot start sees nothing; the recording goes on untriggered.
+            if let link { try? startWatching(link, inputs: inputs) }
+        }
     }
     /// With several cameras, one that goes away ends the whole recording
     /// (as `deviceDisconnected`) instead of only its track. A recording
@@ -118,6 +129,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     private var finishing: [FileRecording] = []
     /// The motion trigger's detector and its link back to this output.
     private var motion: MotionTriggerLink?
+    /// The camera the motion trigger watches (the session's first) while it runs.
+    private var motionCamera: CaptureInput?
 
     public override init() { super.init() }
 
@@ -253,23 +266,39 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// recording already asked for begins now. Its first file that cannot
     /// be created keeps the session from starting.
     public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
-        if let watcher = lock.withLock({ motion })?.detector.output {
-            watcher.updateConnections(inputs: inputs)
-            try watcher.sessionWillStartRunning(inputs: inputs)
-        }
-        let waiting = lock.withLock { () -> FileRecording? in
+        let (waiting, link) = lock.withLock { () -> (FileRecording?, MotionTriggerLink?) in
             sessionInputs = inputs
-            return active.flatMap { $0.hasBegun || $0.isOver ? nil : $0 }
+            motionCamera = inputs.first { $0.mediaType == .video }
+            return (active.flatMap { $0.hasBegun || $0.isOver ? nil : $0 }, motion)
         }
-        guard let waiting, let error = begin(waiting, inputs: inputs) else { return }
-        throw .source("output", reason: error.description)
+        if let waiting, let error = begin(waiting, inputs: inputs) {
+            // Refused: the session does not count this output as started.
+            lock.withLock { (sessionInputs, motionCamera) = (nil, nil) }
+            throw .source("output", reason: error.description)
+        }
+        // The detector starts once the recording it triggers has begun (or none waits).
+        guard let link else { return }
+        do {
+            try startWatching(link, inputs: inputs)
+        } catch {
+            sessionDidStopRunning()
+            throw error
+        }
+    }
+
+    /// Starts the motion trigger's detector on the session's inputs.
+    private func startWatching(_ link: MotionTriggerLink, inputs: [CaptureInput]) throws(CaptureError) {
+        link.detector.output.updateConnections(inputs: inputs)
+        try link.detector.output.sessionWillStartRunning(inputs: inputs)
     }
 
     /// Inputs changed while running: a recording keeps the tracks it began
     /// with; the next one records these.
     public override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
         let watcher = lock.withLock { () -> VideoDataOutput? in
-            if sessionInputs != nil { sessionInputs = inputs }
+            guard sessionInputs != nil else { return nil }
+            sessionInputs = inputs
+            motionCamera = inputs.first { $0.mediaType == .video }
             return motion?.detector.output
         }
         watcher?.updateConnections(inputs: inputs)
@@ -279,7 +308,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         let (recording, ending, watcher) = lock.withLock { () -> (FileRecording?, [FileRecording], VideoDataOutput?) in
             if !finishing.isEmpty { finishing.removeAll { $0.isOver } }
-            return (receiving, finishing, motion?.detector.output)
+            // The detector sees the camera it watches, and only that one.
+            return (receiving, finishing, input === motionCamera ? motion?.detector.output : nil)
         }
         watcher?.capture(sample, from: input)
         for previous in ending { previous.capture(sample, from: input) }
@@ -287,7 +317,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     public override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
-        let (recording, ending, watcher) = lock.withLock { (receiving, finishing, motion?.detector.output) }
+        let (recording, ending, watcher) = lock.withLock { (receiving, finishing, input === motionCamera ? motion?.detector.output : nil) }
         watcher?.input(input, didEnd: end)
         for previous in ending { previous.input(input, didEnd: end) }
         recording?.input(input, didEnd: end)
@@ -297,6 +327,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public override func sessionDidStopRunning() {
         let (recordings, watcher) = lock.withLock { () -> ([FileRecording], VideoDataOutput?) in
             sessionInputs = nil
+            motionCamera = nil
             defer { receiving = nil; finishing = [] }
             return (finishing + [receiving].compactMap { $0 }, motion?.detector.output)
         }

@@ -73,7 +73,8 @@ extension FileRecording {
             current = nil
             encoders?.leaveAll()
             preRoll?.leaveAll()
-            throw .writeFailed(path: file.path, reason: "cannot start the writing thread: \(error)")
+            // Armed, `file` was only the folder's check: the recording's first file is what failed.
+            throw .writeFailed(path: armed ? files.path(number: 1) : file.path, reason: "cannot start the writing thread: \(error)")
         }
     }
 }

@@ -121,6 +121,20 @@ public final class CaptureRecorder: Sendable {
     /// session runs. Starts the session when it is not running (opening its
     /// devices; a camera given twice or without bandwidth is refused there).
     public func start(on session: CaptureSession) throws(CaptureRecorderError) {
+        do throws(CaptureRecorderError) {
+            try begin(on: session)
+        } catch {
+            // Refused: nothing of it stays on the session, which may run on for others.
+            fileOutput?.stopRecording()
+            for output in streamOutputs { output.stopStreaming() }
+            if let fileOutput { session.removeOutput(fileOutput) }
+            for output in streamOutputs { session.removeOutput(output) }
+            markEnded()
+            throw error
+        }
+    }
+
+    private func begin(on session: CaptureSession) throws(CaptureRecorderError) {
         let inputs = session.inputs
         let cameras = inputs.filter { $0.mediaType == .video }
         if fileOutput is AudioFileOutput, !cameras.isEmpty, let fileType, let destination = configuration.destination {
@@ -134,6 +148,8 @@ public final class CaptureRecorder: Sendable {
             session.addOutput(output)
             output.startStreaming(delegate: events)
         }
+        // On a running session a stream refuses its settings at once: before any file is made.
+        if let refusal = streamRefusal { throw refusal }
         if let fileOutput, let template, let destination = configuration.destination {
             // With a file per camera, each file's make and model are its own camera's (the output fills them in).
             fileOutput.settings.metadata = (template.hasCameraNumber ? [] : Self.deviceMetadata(inputs)) + configuration.settings.metadata
@@ -144,25 +160,17 @@ public final class CaptureRecorder: Sendable {
             } else {
                 fileOutput.startRecording(to: destination, recordingDelegate: events)
             }
+            // A stop asked for while the recording was being set up (an interrupt) takes effect now.
+            if state.withLock({ $0.stopped }) { fileOutput.stopRecording() }
         }
-        do throws(CaptureRecorderError) {
+        if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
+        guard !session.isRunning else { return }
+        do {
+            try session.startRunning()
+        } catch {
             if let refusal = streamRefusal { throw refusal }
             if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
-            guard !session.isRunning else { return }
-            do {
-                try session.startRunning()
-            } catch {
-                if let refusal = streamRefusal { throw refusal }
-                if let error = state.withLock({ $0.fileEnd?.error }) { throw .recording(error) }
-                throw .capture(error)
-            }
-        } catch {
-            // Refused: nothing of it stays on the session, which may run on for others.
-            fileOutput?.stopRecording()
-            for output in streamOutputs { output.stopStreaming() }
-            if let fileOutput { session.removeOutput(fileOutput) }
-            for output in streamOutputs { session.removeOutput(output) }
-            throw error
+            throw .capture(error)
         }
     }
 
@@ -189,13 +197,15 @@ public final class CaptureRecorder: Sendable {
     public func switchToNextFile() { fileOutput?.switchToNextFile() }
 
     /// Stops: the file is finished at the next video frame (the streams
-    /// with it); without a file, the streams stop.
+    /// with it); without a file, the recording ends now and its streams
+    /// stop in `finish()`.
     public func stop() {
+        state.withLock { $0.stopped = true }
         if let fileOutput {
             fileOutput.stopRecording()
         } else {
-            state.withLock { $0.stopped = true }
-            for output in streamOutputs { output.stopStreaming() }
+            // The streams stop in `finish()`, after the session's encoders
+            // have handed them what they still hold.
             endIfStreamsOver(force: true)
         }
     }
@@ -236,6 +246,8 @@ public final class CaptureRecorder: Sendable {
     @discardableResult
     public func finish() -> CaptureRecorderEnd {
         if !hasEnded {
+            // Never started: nothing will end it but this.
+            if state.withLock({ $0.session == nil }) { markEnded() }
             stop()
             waitUntilEnded()
         }

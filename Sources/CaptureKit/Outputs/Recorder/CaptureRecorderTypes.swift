@@ -126,7 +126,8 @@ public protocol CaptureRecorderDelegate: AnyObject, Sendable {
     func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int)
     func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError)
     func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime, attempt: Int)
-    /// The recording ended; `finish()` answers the same.
+    /// The recording ended: its files are finished or finishing. `finish()`
+    /// answers the final account, once the files and streams are over.
     func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd)
 }
 
