@@ -71,17 +71,12 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
             guard seen.insert(file).inserted else {
                 throw CommandFailure("\(command.out): photos \(file) would be written twice; add %n to OUT", status: .usage)
             }
-            var info = stat()
-            if lstat(file, &info) == 0 {
-                throw CommandFailure("\(file): already exists; capctl never overwrites a file", status: .cannotCreate)
-            }
-            let directory = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
-            let target = directory.isEmpty ? "/" : directory
-            if stat(target, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
-                throw CommandFailure("\(file): the directory \(target) does not exist", status: .cannotCreate)
-            }
-            if access(target, W_OK) != 0 {
-                throw CommandFailure("\(file): the directory \(target) is not writable (\(String(cString: strerror(errno))))", status: .cannotCreate)
+            do throws(RecordingError) {
+                try RecordingDestinationCheck.check(file, overwrites: false)
+            } catch .outputExists(let path) {
+                throw CommandFailure("\(path): already exists; capctl never overwrites a file", status: .cannotCreate)
+            } catch {
+                throw CommandFailure(error.description, status: .cannotCreate)
             }
         }
     }

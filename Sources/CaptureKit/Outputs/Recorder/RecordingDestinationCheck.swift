@@ -2,10 +2,11 @@
 import Glibc
 #endif
 
-/// Whether a recording's first file can be made, checked before any
-/// device opens so that a mistake costs no camera start.
-enum RecordingDestinationCheck {
-    static func check(_ path: String, overwrites: Bool) throws(RecordingError) {
+/// Whether a recording's first file (or a photo) can be made, checked
+/// before any device opens so that a mistake costs no camera start.
+/// (`package`: `snap` checks its photos' paths with it.)
+package enum RecordingDestinationCheck {
+    package static func check(_ path: String, overwrites: Bool) throws(RecordingError) {
         if let existing = try? Posix.lstat(path) {
             if !overwrites { throw .outputExists(path: path) }
             if (existing.st_mode & S_IFMT) == S_IFDIR { throw .cannotCreate(path: path, reason: "is a directory") }
