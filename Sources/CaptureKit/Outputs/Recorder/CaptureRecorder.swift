@@ -36,7 +36,7 @@ public final class CaptureRecorder: Sendable {
         /// How each stream that ended did, with its number (from 1).
         var streamEnds: [(index: Int, reason: LiveStreamEndReason)] = []
         var requiredFailure: CaptureRecorderStreamFailure?
-        /// Stopped without a file (the streams are told to stop).
+        /// A stop was asked for (also before the start: it takes effect as the recording begins).
         var stopped = false
         var ended = false
         var end: CaptureRecorderEnd?
@@ -220,8 +220,7 @@ public final class CaptureRecorder: Sendable {
     }
 
     public var progress: CaptureRecorderProgress {
-        var statistics = fileOutput?.statistics ?? RecordingStatistics()
-        if fileOutput == nil { statistics.duration = streamOutputs.map(\.statistics.durationSent).max() ?? .zero }
+        let statistics = totals
         let freeSpace = fileOutput.flatMap { CaptureFileOutput.freeSpace(near: $0.outputFilePath ?? configuration.destination ?? ".") }
         return CaptureRecorderProgress(statistics: statistics, freeSpace: freeSpace,
                                        streams: streamOutputs.map { ($0.destination, $0.statistics) })
@@ -259,20 +258,28 @@ public final class CaptureRecorder: Sendable {
             if let fileOutput { session.removeOutput(fileOutput) }
             for output in streamOutputs { session.removeOutput(output) }
         }
+        let totals = self.totals
         return state.withLock { state in
             if let end = state.end { return end }
-            let end = makeEnd(state)
+            let end = makeEnd(state, totals: totals)
             state.end = end
             return end
         }
     }
 
-    func makeEnd(_ state: State) -> CaptureRecorderEnd {
+    /// The recording's totals: the file output's, or (streams alone) the media time streamed.
+    /// Read before taking `state`'s lock, since the outputs take their own.
+    private var totals: RecordingStatistics {
+        var statistics = fileOutput?.statistics ?? RecordingStatistics()
+        if fileOutput == nil { statistics.duration = streamOutputs.map(\.statistics.durationSent).max() ?? .zero }
+        return statistics
+    }
+
+    func makeEnd(_ state: State, totals: RecordingStatistics) -> CaptureRecorderEnd {
         var end = CaptureRecorderEnd(reason: state.fileEnd?.reason ?? .stopped, error: state.fileEnd?.error, streamEnd: nil,
                                      requiredStreamFailure: state.requiredFailure, lostCameras: state.lostCameras,
-                                     statistics: fileOutput?.statistics ?? RecordingStatistics())
+                                     statistics: totals)
         guard fileOutput == nil else { return end }
-        end.statistics.duration = streamOutputs.map(\.statistics.durationSent).max() ?? .zero
         if state.requiredFailure != nil {
             end.reason = .error
             return end
@@ -305,7 +312,8 @@ public final class CaptureRecorder: Sendable {
         guard first else { return }
         endSignal.signal()
         guard let delegate else { return }
-        let end = state.withLock { makeEnd($0) }
+        let totals = self.totals
+        let end = state.withLock { makeEnd($0, totals: totals) }
         delegate.recorder(self, didEndWith: end)
     }
 
