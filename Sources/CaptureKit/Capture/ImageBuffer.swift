@@ -1,4 +1,5 @@
 import CFFmpeg
+import Synchronization
 
 /// How an image buffer's memory is locked, as CVPixelBufferLockFlags.
 public struct ImageBufferLockFlags: OptionSet, Sendable, Hashable {
@@ -115,7 +116,7 @@ public final class SampleImageBuffer: ImageBuffer, Sendable {
     let storage: SampleStorage
     let planes: [ImagePlaneLayout]
     /// Read-only locks held now.
-    private let locks = Locked(0)
+    private let locks = Mutex(0)
 
     init?(storage: SampleStorage, format: PixelFormat, width: Int, height: Int, bytesPerRow: Int?) {
         guard let planes = ImagePlaneLayout.planes(format: format, width: width, height: height, bytesPerRow: bytesPerRow),

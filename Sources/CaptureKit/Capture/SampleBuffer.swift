@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The bytes behind a sample buffer and what to do when the buffer is done
 /// with. A V4L2 capture buffer is lent this way: its memory stays mapped and
 /// out of the driver's queue until the last reference goes, and then it is
@@ -112,8 +114,9 @@ public final class VideoSampleBuffer: Sendable {
         }
     }
 
-    /// Made on first use (it asks libavutil for the planes' layout).
-    private let imageBufferCache = Locked<SampleImageBuffer??>(nil)
+    /// Made on first use (it asks libavutil for the planes' layout). A
+    /// `Mutex` lives inside the buffer: a frame made costs no lock object of its own.
+    private let imageBufferCache = Mutex<SampleImageBuffer??>(nil)
 }
 
 /// A run of captured audio frames, interleaved (or planes one after another
