@@ -6,10 +6,19 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "capctl", targets: ["capctl"]),
+        .executable(name: "capctl-serve", targets: ["capctl-serve"]),
         .library(name: "CaptureKit", targets: ["CaptureKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // The HTTP server of `capctl serve` only (in capctl-serve, not in capctl). No traits:
+        // their configuration support and full Foundation are not needed, and Foundation
+        // would bring ICU.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        // Hummingbird's own dependencies, named for the types capctl-serve uses from them.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -33,11 +42,31 @@ let package = Package(
             name: "CaptureKit",
             dependencies: ["CV4L2", "CALSA", "CFFmpeg", "CFFmpegLoader"]
         ),
-        .executableTarget(
-            name: "capctl",
+        // Every command, its options and what it prints; `capctl` and `capctl-serve` run it.
+        .target(
+            name: "CapctlCommands",
             dependencies: [
                 "CaptureKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "capctl",
+            dependencies: ["CapctlCommands"]
+        ),
+        // `capctl serve`'s process: the commands and an HTTP server. A binary of its own,
+        // which `capctl serve` runs, so that the server's code and its start-up cost stay
+        // out of every other command (linked into capctl, it made `list-devices` start in
+        // 6.4 ms rather than 3.7 and use 10.9 MiB rather than 9.8).
+        .executableTarget(
+            name: "capctl-serve",
+            dependencies: [
+                "CapctlCommands",
+                "CaptureKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -75,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]
+            dependencies: ["capctl", "capctl-serve", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]
         ),
     ],
     swiftLanguageModes: [.v6]

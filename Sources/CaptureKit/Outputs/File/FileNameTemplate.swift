@@ -43,6 +43,9 @@ public struct FileNameTemplate: Sendable, Hashable {
     /// Whether the pattern holds the camera number: one file per camera.
     public var hasCameraNumber: Bool { fields.contains("c") }
 
+    /// Whether the pattern holds any field (else it is a file's name as it is).
+    public var hasFields: Bool { !fields.isEmpty }
+
     /// Whether every file gets a name of its own: a counter, or a time field down to the second.
     public var namesEachFile: Bool { hasCounter || fields.contains { "sSTr".contains($0) } }
 

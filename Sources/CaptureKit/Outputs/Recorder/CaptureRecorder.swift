@@ -154,8 +154,8 @@ public final class CaptureRecorder: Sendable {
             // With a file per camera, each file's make and model are its own camera's (the output fills them in).
             fileOutput.settings.metadata = (template.hasCameraNumber ? [] : Self.deviceMetadata(inputs)) + configuration.settings.metadata
             session.addOutput(fileOutput)
-            if template.hasCounter || template.hasCameraNumber || configuration.segmentDuration != nil || configuration.segmentSize != nil
-                || configuration.filePerEvent {
+            // A name with fields (door-%Y%m%d-%H%M%S.mp4) takes them from the time the file starts, also for a single file.
+            if template.hasFields || configuration.segmentDuration != nil || configuration.segmentSize != nil || configuration.filePerEvent {
                 fileOutput.startRecording(toTemplate: template, recordingDelegate: events)
             } else {
                 fileOutput.startRecording(to: destination, recordingDelegate: events)

@@ -17,10 +17,18 @@ enum JSONOutput {
     /// Writes `value` as one line of JSON and flushes, so a reader sees it at
     /// once. Safe from any thread: lines never interleave.
     static func printLine<T: Encodable>(_ value: T) throws {
+        writeLine(try line(value))
+    }
+
+    /// `value` as one line of JSON, without its newline; keys sorted.
+    static func line<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Writes a line made by `line(_:)` to stdout and flushes; lines never interleave.
+    static func writeLine(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
-        var data = try encoder.encode(value)
-        data.append(UInt8(ascii: "\n"))
-        StandardStream.output.write([UInt8](data))
+        StandardStream.output.write(line + "\n")
     }
 }

@@ -73,20 +73,22 @@ struct RecordRequest {
 /// Runs `record`: hands the request to CaptureKit's `CaptureRecorder` on a
 /// session of the named devices, turns signals into its requests, its
 /// events into report lines, and its end into an exit status.
-final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
+final class RecordingFrontend: Sendable {
     let request: RecordRequest
     private let reporter: RecordingReporter
+    private let relay: RecordingEventRelay
     private let interrupts = Atomic<Int>(0)
 
     init(request: RecordRequest) {
         self.request = request
         reporter = RecordingReporter(style: request.progress, showsPreRoll: request.recording.preRoll != nil)
+        relay = RecordingEventRelay(reporter: reporter)
     }
 
     func run() throws -> ExitStatus {
         let recorder: CaptureRecorder
         do throws(RecordingError) {
-            recorder = try CaptureRecorder(request.recording, delegate: self)
+            recorder = try CaptureRecorder(request.recording, delegate: relay)
             // Before any device opens: a file in the way or a missing folder costs no camera start.
             try recorder.checkDestination(cameras: request.cameras.count)
         } catch {
@@ -126,7 +128,8 @@ final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
         }
         session.stopRunning()
         let end = recorder.finish()
-        return finished(end, streams: reporter.streamStatuses(recorder.progress.streams), hasFile: recorder.fileOutput != nil)
+        return RecordingOutcome.report(end, to: reporter, streams: reporter.streamStatuses(recorder.progress.streams),
+                                       hasFile: recorder.fileOutput != nil)
     }
 
     /// The devices, as the command line names them, with what each is asked for.
@@ -148,9 +151,12 @@ final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
         for input in inputs { input.locksConfiguration = request.holdsConfigurationLock }
         return inputs
     }
+}
 
+/// How a recording ended, as `record` reports it: the finished event and the exit status.
+enum RecordingOutcome {
     /// Reports the end and answers the exit status.
-    private func finished(_ end: CaptureRecorderEnd, streams: [RecordingReporter.StreamStatus], hasFile: Bool) -> ExitStatus {
+    static func report(_ end: CaptureRecorderEnd, to reporter: RecordingReporter, streams: [RecordingReporter.StreamStatus], hasFile: Bool) -> ExitStatus {
         var (reason, error) = (end.reason, end.error)
         var failure = end.streamEnd.flatMap(Self.text)
         var status = exitStatus(reason: reason, error: error)
@@ -183,7 +189,7 @@ final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
         }
     }
 
-    private func exitStatus(reason: RecordingStopReason, error: RecordingError?) -> ExitStatus {
+    private static func exitStatus(reason: RecordingStopReason, error: RecordingError?) -> ExitStatus {
         switch reason {
         case .stopped, .maxDuration, .maxSize, .minFreeSpace, .endOfInput: return .success
         case .deviceDisconnected: return .unavailable
@@ -192,8 +198,15 @@ final class RecordingFrontend: CaptureRecorderDelegate, Sendable {
             return CommandFailure(error).status
         }
     }
+}
 
-    // MARK: CaptureRecorderDelegate
+/// Turns a `CaptureRecorder`'s delegate calls into the reporter's events.
+final class RecordingEventRelay: CaptureRecorderDelegate, Sendable {
+    let reporter: RecordingReporter
+
+    init(reporter: RecordingReporter) {
+        self.reporter = reporter
+    }
 
     func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {
         reporter.paused(path: path, statistics: recorder.progress.statistics, cause: PauseCause(cause))

@@ -18,6 +18,11 @@ final class RecordingReporter: Sendable {
     let style: ProgressStyle
     /// Whether progress says what the pre-roll holds (--pre-roll); set before the recording starts.
     let showsPreRoll: Bool
+    /// Where JSON lines go instead of stdout, each carrying `recording` (the
+    /// service's events: several recordings share its stdout and event stream).
+    let sink: EventSink?
+    /// How events name a file (the service names them inside its folder).
+    let fileName: @Sendable (String) -> String
 
     /// What the reports so far leave for the next (and the output's order: lines are written under its lock).
     private struct State {
@@ -34,13 +39,19 @@ final class RecordingReporter: Sendable {
     /// Each stream's bytes at the last status, and when that was (for bit rates).
         var streamBytes: [Int64] = []
         var lastStreamStatus = MonotonicClock.nowNanoseconds()
+        var finished: FinishedEvent?
     }
     private let state = Mutex(State())
 
-    init(style: ProgressStyle, showsPreRoll: Bool = false) {
+    init(style: ProgressStyle, showsPreRoll: Bool = false, sink: EventSink? = nil, fileName: @escaping @Sendable (String) -> String = { $0 }) {
         self.style = style
         self.showsPreRoll = showsPreRoll
+        self.sink = sink
+        self.fileName = fileName
     }
+
+    /// The `finished` event, once it has been reported.
+    var finishedEvent: FinishedEvent? { state.withLock { $0.finished } }
 
     /// Each stream's state now, bit rates over the time since the last call.
     func streamStatuses(_ streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]) -> [StreamStatus] {
@@ -54,7 +65,8 @@ final class RecordingReporter: Sendable {
 
     // MARK: Events
 
-    func started(files: [String], inputs: [CaptureInput], limits: Limits, streams: [String] = []) {
+    func started(files paths: [String], inputs: [CaptureInput], limits: Limits, streams: [String] = []) {
+        let files = paths.map(fileName)
         let devices = inputs.map { input -> StartedEvent.Input in
             let source = input.source
             if let video = source.videoFormat {
@@ -93,26 +105,17 @@ final class RecordingReporter: Sendable {
     func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = state.withLock { state -> (Double, Double) in
-            let wall = Double(now - state.lastTime) / 1e9
-            let media = statistics.duration.seconds - state.lastDuration
-            let fps = wall > 0 ? Double(statistics.videoFrames - state.lastFrames) / wall : 0
-            let rate = media > 0 ? Double(statistics.bytes - state.lastBytes) * 8 / media : 0
+            let rates = Self.rates(statistics, since: state, now: now)
             state.lastTime = now
             state.lastFrames = statistics.videoFrames
             state.lastBytes = statistics.bytes
             state.lastDuration = statistics.duration.seconds
-            return (fps, rate)
+            return rates
         }
-        let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
-                                  size: limits.size.map { max(0, $0 - statistics.bytes) },
-                                  freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
-        let event = ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
-                                  frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
-                                  bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
-                                  file: statistics.files.count + 1, remaining: remaining,
-                                  preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams)
+        let event = progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate)
+        let remaining = event.remaining
         if style == .json {
-            try? JSONOutput.printLine(event)
+            emitJSON(event)
             return
         }
         var parts = [statistics.isPaused ? "paused" : "rec", formatClock(statistics.duration.seconds), formatBytes(statistics.bytes),
@@ -133,7 +136,37 @@ final class RecordingReporter: Sendable {
         }
     }
 
-    func paused(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+    /// The progress event for now, its rates over the time since the last
+    /// report, without making this a report (for a service's status request).
+    func currentProgress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) -> ProgressEvent {
+        let now = MonotonicClock.nowNanoseconds()
+        let (fps, bitRate) = state.withLock { Self.rates(statistics, since: $0, now: now) }
+        return progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate)
+    }
+
+    /// Frames a second over wall time, and bits a second over media time, since the last report.
+    private static func rates(_ statistics: RecordingStatistics, since state: State, now: Int64) -> (Double, Double) {
+        let wall = Double(now - state.lastTime) / 1e9
+        let media = statistics.duration.seconds - state.lastDuration
+        let fps = wall > 0 ? Double(statistics.videoFrames - state.lastFrames) / wall : 0
+        let rate = media > 0 ? Double(statistics.bytes - state.lastBytes) * 8 / media : 0
+        return (fps, rate)
+    }
+
+    private func progressEvent(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus],
+                               fps: Double, bitRate: Double) -> ProgressEvent {
+        let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
+                                  size: limits.size.map { max(0, $0 - statistics.bytes) },
+                                  freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
+        return ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
+                             frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
+                             bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
+                             file: statistics.files.count + 1, remaining: remaining,
+                             preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams)
+    }
+
+    func paused(path filePath: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+        let path = fileName(filePath)
         let time = EventTime.now()
         afterStart { [self] in
             emit(StateEvent(event: "paused", time: time, file: path, duration: statistics.duration.seconds, cause: cause)) {
@@ -142,7 +175,8 @@ final class RecordingReporter: Sendable {
         }
     }
 
-    func resumed(path: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+    func resumed(path filePath: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
+        let path = fileName(filePath)
         let preRoll = showsPreRoll ? statistics.lastPreRoll.seconds : nil
         let time = EventTime.now()
         afterStart { [self] in
@@ -168,16 +202,16 @@ final class RecordingReporter: Sendable {
     }
 
     func segment(_ file: RecordedFile, error: RecordingError?) {
-        emit(SegmentEvent(time: EventTime.now(), file: file.path, index: file.index, duration: file.duration.seconds, bytes: file.bytes,
+        emit(SegmentEvent(time: EventTime.now(), file: fileName(file.path), index: file.index, duration: file.duration.seconds, bytes: file.bytes,
                           frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description)) {
-            "wrote \(file.path): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
+            "wrote \(fileName(file.path)): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
         }
     }
 
     func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus,
                   streams: [StreamStatus] = [], failure: String? = nil, lostCameras: [Int] = []) {
         if let failure { Diagnostics.error(failure) } else if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
-        emit(FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files, duration: statistics.duration.seconds,
+        let event = FinishedEvent(time: EventTime.now(), reason: reason.rawValue, files: statistics.files.map(fileName), duration: statistics.duration.seconds,
                            bytes: statistics.bytes, frames: statistics.videoFrames, dropped: statistics.dropped,
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
                            droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
@@ -185,7 +219,9 @@ final class RecordingReporter: Sendable {
                            audioSamples: statistics.audioSamples,
                            error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
                            exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams,
-                           lostCameras: lostCameras.isEmpty ? nil : lostCameras)) {
+                           lostCameras: lostCameras.isEmpty ? nil : lostCameras)
+        state.withLock { $0.finished = event }
+        emit(event) {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
             text += "\(formatClock(statistics.duration.seconds)), \(formatBytes(statistics.bytes)), \(statistics.videoFrames) frames, "
             text += "\(statistics.audioSamples) audio samples, \(statistics.dropped) dropped"
@@ -208,7 +244,7 @@ final class RecordingReporter: Sendable {
 
     func emit<T: Encodable>(_ event: T, text: () -> String) {
         if style == .json {
-            try? JSONOutput.printLine(event)
+            emitJSON(event)
             return
         }
         let line = text()
@@ -217,6 +253,11 @@ final class RecordingReporter: Sendable {
             fflush(nil)
             state.lineShown = false
         }
+    }
+
+    /// One JSON line: to the sink, or to stdout.
+    private func emitJSON<T: Encodable>(_ event: T) {
+        if let sink { sink.send(event) } else { try? JSONOutput.printLine(event) }
     }
 
     // MARK: Event shapes

@@ -5,7 +5,6 @@ import Glibc
 #endif
 
 /// The `capctl` command: parses a subcommand and hands it to CaptureKit.
-@main
 struct Capctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capctl",
@@ -35,7 +34,7 @@ struct Capctl: ParsableCommand {
         // Every command states its commandName: without one, ArgumentParser derives it
         // from the type's name through String(describing:), whose dynamic casts scan
         // every protocol conformance in the binary, at every start, for each command.
-        subcommands: [ListDevices.self, Formats.self, Record.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Repair.self, Frame.self, Snap.self]
+        subcommands: [ListDevices.self, Formats.self, Record.self, Serve.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Repair.self, Frame.self, Snap.self]
     )
 
     /// Runs the command line. Failures print one line on stderr and exit with

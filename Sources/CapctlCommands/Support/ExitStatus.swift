@@ -3,7 +3,7 @@ import CaptureKit
 
 /// capctl's exit statuses, after sysexits(3). Each is documented in the
 /// README and in the man page (from `Capctl.exitStatusHelp`); scripts rely on them.
-enum ExitStatus: Int32, CaseIterable {
+package enum ExitStatus: Int32, CaseIterable {
     case success = 0
     /// Something failed that has no more specific status.
     case failure = 1
@@ -47,16 +47,16 @@ enum ExitStatus: Int32, CaseIterable {
 }
 
 /// A failure to report as one line on stderr with a given exit status.
-struct CommandFailure: Error, CustomStringConvertible {
-    let message: String
-    let status: ExitStatus
+package struct CommandFailure: Error, CustomStringConvertible {
+    package let message: String
+    package let status: ExitStatus
 
-    init(_ message: String, status: ExitStatus) {
+    package init(_ message: String, status: ExitStatus) {
         self.message = message
         self.status = status
     }
 
-    var description: String { message }
+    package var description: String { message }
 }
 
 extension CommandFailure {

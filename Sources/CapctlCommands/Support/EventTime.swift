@@ -6,8 +6,8 @@ import Glibc
 /// (`2024-05-01T12:00:00.123Z`). Built with reentrant C calls, so events
 /// from several threads (a recording's writer and its progress timer) can
 /// stamp themselves at once.
-enum EventTime {
-    static func now() -> String {
+package enum EventTime {
+    package static func now() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec

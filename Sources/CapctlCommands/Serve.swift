@@ -1,0 +1,165 @@
+import ArgumentParser
+import CaptureKit
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Capctl {
+    /// `capctl serve`: keeps the devices open and takes recordings, markers,
+    /// photos and camera settings over HTTP. Its server runs in capctl-serve,
+    /// which this command starts with the same arguments.
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Keep cameras and microphones open and take requests over HTTP: recordings, markers, photos, controls.",
+            discussion: """
+            Opens the devices once (--video and --audio as for record; without either, the first \
+            camera) and keeps the capture running, with each camera's configuration lock held, \
+            until SIGINT or SIGTERM, which finish every recording as record does. Recordings, \
+            markers, photos, camera controls and finished files are reached over HTTP, with JSON \
+            bodies; the API is described by the OpenAPI document the service serves at \
+            /openapi.json.
+
+            API
+              GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
+            POST /recordings with record's settings as JSON: the keys are record's long options \
+            in camelCase (maxDuration, videoCodec, segmentDuration, startPaused, preRoll, \
+            resumeOn, stream …), values as on the command line or as numbers, and file, the \
+            name template inside --dir: {"file": "door-%Y%m%d-%H%M%S.mp4", "maxDuration": "10m"}. \
+            It answers {"id", "file"}. GET /recordings, GET /recordings/ID (its progress); POST \
+            /recordings/ID/pause, /resume, /switch (next file), /stop; POST /recordings/ID/markers \
+            {"title"} puts a chapter at the current media time. POST /photos takes snap's \
+            settings ({"format", "quality", "count", "interval", "file"}): the photo in the answer, \
+            or written inside --dir with file. GET and PATCH /devices/ID/controls, POST \
+            /devices/ID/torch. GET /files, GET /files/NAME (ranges), DELETE /files/NAME. GET \
+            /events: every event as Server-Sent Events.
+
+            EVENTS
+              stdout carries record's events as JSON lines (started, progress, paused, resumed, \
+            segment, marker, finished …), each with recording, the recording's id; the service's \
+            own are service-started and service-stopped. One line per request goes to the \
+            access log (stderr, or --access-log FILE).
+
+            SECURITY
+              The service listens on 127.0.0.1:8080 unless --listen says otherwise; any other \
+            address needs --token-file, a file of mode 0600 holding the token every request \
+            must then send as 'Authorization: Bearer TOKEN' (a token file may also be given on \
+            loopback). Requests whose Host is not the listener's address, localhost or a name \
+            given with --allow-host are refused (DNS rebinding), and so are requests that change \
+            something and carry an Origin other than the service's own (a web page cannot steer \
+            it). Files are only inside --dir: names are relative, with no '..', no symbolic link \
+            followed out of it, and never an existing file overwritten. At most --max-recordings \
+            recordings run at once; request bodies are at most 64 KiB.
+
+            Exit status: 0 when stopped by a signal; 69 when a device is busy or the address is \
+            in use; 64 for options that cannot work (a non-loopback address without a token \
+            file, a token file others can read).
+            """
+        )
+
+        @Option(name: .long, help: ArgumentHelp("A camera to keep open, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F]; repeat for several cameras.", valueName: "device"))
+        var video: [CameraArgument] = []
+
+        @Option(name: .long, help: ArgumentHelp("A microphone to keep open; repeat for several.", valueName: "device"))
+        var audio: [DeviceArgument] = []
+
+        @OptionGroup var capture: VideoCaptureOptions
+
+        @Option(name: .long, help: ArgumentHelp("Audio sample rate to capture at.", valueName: "hz"))
+        var sampleRate: Int?
+
+        @Option(name: .long, help: ArgumentHelp("Audio channels to capture.", valueName: "n"))
+        var channels: Int?
+
+        @Option(name: .long, help: ArgumentHelp("The address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one).", valueName: "addr:port"))
+        var listen = ListenAddress(argument: "127.0.0.1:8080")!
+
+        @Option(name: .long, help: ArgumentHelp("The folder recordings and photos are written to, and files served from (default: the current folder).", valueName: "folder"))
+        var dir = "."
+
+        @Option(name: .long, help: ArgumentHelp("A file (mode 0600) holding the token requests must send as 'Authorization: Bearer TOKEN'.", valueName: "file"))
+        var tokenFile: String?
+
+        @Option(name: .long, help: ArgumentHelp("A host name requests may name in Host besides the listener's address and localhost (as a reverse proxy sends it); repeatable.", valueName: "name"))
+        var allowHost: [String] = []
+
+        @Option(name: .long, help: ArgumentHelp("Write the access log to this file instead of stderr.", valueName: "file"))
+        var accessLog: String?
+
+        @Option(name: .long, help: ArgumentHelp("Recordings at once, at most.", valueName: "n"))
+        var maxRecordings = 8
+
+        @Flag(name: .long, help: "Do not hold the cameras' configuration lock (others may change their controls).")
+        var noLock = false
+
+        func validate() throws {
+            try capture.validate()
+            for camera in video {
+                if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
+            }
+            if !listen.isLoopback && tokenFile == nil {
+                throw ValidationError("--listen \(listen) is reachable from other machines: give --token-file FILE (mode 0600) with the token clients must send, or listen on 127.0.0.1")
+            }
+            if dir.isEmpty { throw ValidationError("--dir needs a folder, such as /var/lib/capctl") }
+            if !(1...64).contains(maxRecordings) {
+                throw ValidationError("--max-recordings \(maxRecordings) is out of range; use 1 to 64")
+            }
+            if let sampleRate, !(8000...384_000).contains(sampleRate) {
+                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
+            }
+            if let channels, !(1...16).contains(channels) {
+                throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
+            }
+            for host in allowHost where host.isEmpty || host.contains("/") || host.contains(" ") {
+                throw ValidationError("--allow-host '\(host)' is not a host name, such as capture.example.org")
+            }
+        }
+
+        func run() throws {
+            if let host = ServiceHostRegistry.host {
+                let configuration = try ServiceConfiguration(command: self)
+                let status = try host.run(configuration)
+                if status != .success { throw ExitCode(status.rawValue) }
+                return
+            }
+            // The same command line, so that capctl-serve parses what was checked here.
+            try ServiceProcess.execute(arguments: Array(CommandLine.arguments.dropFirst()))
+        }
+    }
+}
+
+/// `--listen`'s value: an IPv4 or IPv6 address (in brackets) and a port.
+struct ListenAddress: ExpressibleByArgument, CustomStringConvertible, Sendable {
+    let host: String
+    let port: Int
+
+    init?(argument: String) {
+        let hostPart: Substring, portPart: Substring
+        if argument.hasPrefix("[") {
+            guard let close = argument.firstIndex(of: "]"), argument[argument.index(after: close)...].hasPrefix(":") else { return nil }
+            hostPart = argument[argument.index(after: argument.startIndex)..<close]
+            portPart = argument[argument.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = argument.lastIndex(of: ":"), !argument[..<colon].contains(":") else { return nil }
+            hostPart = argument[..<colon]
+            portPart = argument[argument.index(after: colon)...]
+        }
+        guard let port = Int(portPart), (0...65535).contains(port), Self.isAddress(String(hostPart)) else { return nil }
+        host = String(hostPart)
+        self.port = port
+    }
+
+    /// Numeric addresses only: a name would be looked up, and could change what it means.
+    private static func isAddress(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// Whether only this machine can reach it (127.0.0.0/8 or ::1).
+    var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+
+    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    static var defaultValueDescription: String { "an address and port, such as 127.0.0.1:8080 or [::1]:8080" }
+}

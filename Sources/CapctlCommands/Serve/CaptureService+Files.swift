@@ -1,0 +1,40 @@
+import CaptureKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CaptureService {
+    /// `GET /files`: every file in the folder, each with whether a running recording writes it.
+    package func fileList() -> JSONBody {
+        let writing = Set(filesBeingWritten())
+        struct Listed: Encodable {
+            let name: String
+            let bytes: Int64
+            let modified: String
+            let recording: Bool
+        }
+        let files = folder.entries().map { Listed(name: $0.name, bytes: $0.bytes, modified: $0.modified, recording: writing.contains($0.name)) }
+        return JSONBody(["files": files])
+    }
+
+    /// A file of the folder, by name: its path and size.
+    package func file(named name: String) throws(ServiceError) -> (path: String, bytes: Int64) {
+        try folder.existingFile(name)
+    }
+
+    /// Deletes a finished file of the folder; one a recording writes is refused.
+    package func deleteFile(named name: String) throws(ServiceError) -> JSONBody {
+        let file = try folder.existingFile(name)
+        if filesBeingWritten().contains(name) {
+            throw ServiceError(.conflict, "\(name) is being recorded; stop its recording first")
+        }
+        guard unlink(file.path) == 0 else {
+            throw ServiceError(.failed, "cannot delete \(name): \(String(cString: strerror(errno)))")
+        }
+        struct Deleted: Encodable {
+            let deleted: String
+            let bytes: Int64
+        }
+        return JSONBody(Deleted(deleted: name, bytes: file.bytes))
+    }
+}

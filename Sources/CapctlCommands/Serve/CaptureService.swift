@@ -1,0 +1,217 @@
+import CaptureKit
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `capctl serve`'s capture side: one running session of the devices it
+/// opened, and the recordings, photos and settings requests ask for. The HTTP
+/// layer only translates requests into these calls and their answers into
+/// responses, as `record` translates options.
+package final class CaptureService: Sendable {
+    package let configuration: ServiceConfiguration
+    package let events = ServiceEvents()
+    package let folder: ServiceFolder
+    let session = CaptureSession()
+    let inputs: [CaptureInput]
+    /// Takes photos from the first camera while the session runs (nil without a camera).
+    let photoOutput: PhotoOutput?
+    private let startedAt = MonotonicClock.nowNanoseconds()
+    private let startedTime = EventTime.now()
+
+    private struct Recordings {
+        var next = 1
+        var all: [ServiceRecording] = []
+        var stopping = false
+        var stopped = false
+    }
+    private let recordings = Mutex(Recordings())
+
+    /// Opens the devices and starts the session: a device that cannot be had
+    /// is a command failure, before the service listens.
+    package init(configuration: ServiceConfiguration) throws {
+        self.configuration = configuration
+        folder = ServiceFolder(root: configuration.folder)
+        inputs = try configuration.openInputs()
+        for input in inputs { session.addInput(input) }
+        if inputs.contains(where: { $0.mediaType == .video }) {
+            let output = PhotoOutput()
+            session.addOutput(output)
+            photoOutput = output
+        } else {
+            photoOutput = nil
+        }
+        do throws(CaptureError) {
+            try session.startRunning()
+        } catch {
+            for input in inputs { input.close() }
+            throw CommandFailure(error)
+        }
+    }
+
+    // MARK: Session and devices
+
+    /// What `GET /session` answers.
+    package struct SessionDocument: Encodable, Sendable {
+        package var state: String
+        package var started: String
+        package var uptime: Double
+        package var folder: String
+        package var freeSpace: Int64?
+        package var inputs: [InputDocument]
+        package var recordings: Int
+        package var activeRecordings: Int
+    }
+
+    /// One of the session's inputs.
+    package struct InputDocument: Encodable, Sendable {
+        package var id: String
+        package var device: String
+        package var name: String
+        package var mediaType: String
+        package var format: String?
+        package var width: Int?
+        package var height: Int?
+        package var frameRate: Double?
+        package var sampleRate: Int?
+        package var channels: Int?
+        package var framesCaptured: Int?
+    }
+
+    package var sessionDocument: SessionDocument {
+        let all = recordings.withLock { $0.all }
+        return SessionDocument(state: session.isRunning ? "running" : "stopped", started: startedTime,
+                               uptime: Double(MonotonicClock.nowNanoseconds() - startedAt) / 1e9, folder: folder.root,
+                               freeSpace: folder.freeSpace, inputs: inputDocuments, recordings: all.count,
+                               activeRecordings: all.filter { !$0.hasEnded }.count)
+    }
+
+    package var inputDocuments: [InputDocument] {
+        inputs.enumerated().map { index, input in
+            let source = input.source
+            if let video = source.videoFormat {
+                return InputDocument(id: String(index), device: source.path, name: source.localizedName, mediaType: "video",
+                                     format: video.fourcc, width: video.width, height: video.height,
+                                     frameRate: video.frameDuration.map { $0.seconds > 0 ? 1 / $0.seconds : 0 })
+            }
+            let audio = source.audioFormat
+            return InputDocument(id: String(index), device: source.path, name: source.localizedName, mediaType: "audio",
+                                 format: audio?.sampleFormat.rawValue, sampleRate: audio?.sampleRate, channels: audio?.channels)
+        }
+    }
+
+    /// The session's input `id` (its place in the list, from 0).
+    func input(_ id: String) throws(ServiceError) -> CaptureInput {
+        guard let index = Int(id), inputs.indices.contains(index) else {
+            throw ServiceError(.notFound, "no device '\(id)'; GET /devices lists them, numbered from 0")
+        }
+        return inputs[index]
+    }
+
+    // MARK: Recordings
+
+    /// What `POST /recordings` answers.
+    package struct RecordingCreated: Encodable, Sendable {
+        package var id: String
+        /// The first file, by its name inside the service's folder (absent for streams alone).
+        package var file: String?
+        package var files: [String]
+    }
+
+    /// Starts a recording with `record`'s settings, as JSON.
+    package func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> RecordingCreated {
+        let command = try RecordingSettingsRequest.command(from: settings, folder: folder)
+        let id = try recordings.withLock { state throws(ServiceError) -> String in
+            guard !state.stopping else { throw ServiceError(.unavailable, "the service is stopping") }
+            let active = state.all.filter { !$0.hasEnded }.count
+            guard active < configuration.maxRecordings else {
+                throw ServiceError(.tooMany, "\(active) recordings are running, the most this service takes (--max-recordings); stop one first")
+            }
+            defer { state.next += 1 }
+            return "rec-\(state.next)"
+        }
+        let recording = try ServiceRecording(id: id, command: command, folder: folder, events: events)
+        let interval = max(0.05, command.progressInterval.time.seconds)
+        // Listed before it starts, so that its first events name a recording GET /recordings knows.
+        recordings.withLock { $0.all.append(recording) }
+        do {
+            try recording.start(on: session, interval: interval)
+        } catch {
+            recordings.withLock { $0.all.removeAll { $0 === recording } }
+            throw error
+        }
+        let files = recording.recorder.files.map(folder.name)
+        return RecordingCreated(id: id, file: files.first, files: files)
+    }
+
+    /// Every recording the service has made, running or finished, oldest first.
+    package func recordingList() -> JSONBody {
+        JSONBody(["recordings": recordings.withLock { $0.all }.map(\.document)])
+    }
+
+    /// One recording: its state, files and progress (as the `progress` event), and its `finished` event once it has ended.
+    package func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody {
+        JSONBody(try recording(id).document)
+    }
+
+    func recording(_ id: String) throws(ServiceError) -> ServiceRecording {
+        guard let recording = recordings.withLock({ $0.all.first { $0.id == id } }) else {
+            throw ServiceError(.notFound, "no recording '\(id)'; GET /recordings lists them")
+        }
+        return recording
+    }
+
+    /// A request on a recording that is still running.
+    package enum RecordingRequest: String, Sendable {
+        case pause, resume, `switch`, stop
+    }
+
+    /// Pauses, resumes, switches or stops a recording; answers its state after the request.
+    package func request(_ request: RecordingRequest, recording id: String) throws(ServiceError) -> JSONBody {
+        let recording = try recording(id)
+        if recording.hasEnded || recording.recorder.hasEnded {
+            throw ServiceError(.conflict, "recording \(id) has finished")
+        }
+        let recorder = recording.recorder
+        if request != .stop && recorder.fileOutput == nil {
+            throw ServiceError(.conflict, "recording \(id) streams without a file: it can only be stopped")
+        }
+        switch request {
+        case .pause: recorder.pause()
+        case .resume: recorder.resume()
+        case .switch:
+            if recorder.progress.statistics.isPaused {
+                throw ServiceError(.conflict, "recording \(id) is paused: resume it first, or pause it and resume with file-per-event")
+            }
+            recorder.switchToNextFile()
+        case .stop:
+            recorder.stop()
+            recording.finish()
+        }
+        return JSONBody(recording.document)
+    }
+
+    /// The files running recordings write now, by name inside the folder.
+    func filesBeingWritten() -> [String] {
+        recordings.withLock { $0.all }.filter { !$0.recorder.hasEnded }.flatMap { $0.recorder.files.map(folder.name) }
+    }
+
+    // MARK: Stopping
+
+    /// Finishes every recording (as `record` does on SIGINT), stops the
+    /// session and closes the devices; ends the event streams.
+    package func shutdown() {
+        let all = recordings.withLock { state -> [ServiceRecording]? in
+            guard !state.stopping else { return nil }
+            state.stopping = true
+            return state.all
+        }
+        guard let all else { return }
+        for recording in all { recording.recorder.stop() }
+        for recording in all { recording.finish() }
+        session.stopRunning()
+        for input in inputs { input.close() }
+        events.close()
+    }
+}

@@ -1,0 +1,117 @@
+import CaptureKit
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `capctl serve` was asked for, checked: the devices to open, where to
+/// listen, the folder, the token and the limits.
+package struct ServiceConfiguration: Sendable {
+    /// The cameras, in the order given, each with what it is asked for.
+    var cameras: [(specifier: String, request: CaptureVideoRequest)]
+    var microphones: [String]
+    var audioRequest: CaptureAudioRequest
+    var holdsConfigurationLock: Bool
+    /// The address to listen on (numeric) and its port (0: any free one).
+    package let host: String
+    package let port: Int
+    /// The recordings folder, as an absolute path with no symbolic link in it.
+    package let folder: String
+    /// The token every request must send, if any.
+    package let token: String?
+    /// Host names besides the listener's address and localhost that requests may name.
+    package let allowedHosts: [String]
+    /// The address as --listen gives it.
+    package var listenDescription: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// Where the access log goes: a file, or stderr when nil.
+    package let accessLogPath: String?
+    package let maxRecordings: Int
+    /// The largest request body taken, in bytes.
+    package let maxBodySize = 64 * 1024
+
+    init(command: Capctl.Serve) throws {
+        let shared = command.capture.request
+        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared)) }
+        microphones = command.audio.map(\.specifier)
+        if cameras.isEmpty && microphones.isEmpty { cameras = [("video:0", shared)] }
+        audioRequest = CaptureAudioRequest(sampleRate: command.sampleRate, channels: command.channels)
+        holdsConfigurationLock = !command.noLock
+        host = command.listen.host
+        port = command.listen.port
+        allowedHosts = command.allowHost.map { $0.lowercased() }
+        accessLogPath = command.accessLog
+        maxRecordings = command.maxRecordings
+        folder = try Self.folder(command.dir)
+        token = try command.tokenFile.map(Self.token)
+    }
+
+    /// The folder, resolved: it must exist and be writable.
+    private static func folder(_ path: String) throws -> String {
+        guard let resolved = realpath(path, nil) else {
+            throw CommandFailure("--dir \(path): \(String(cString: strerror(errno)))", status: .cannotCreate)
+        }
+        defer { free(resolved) }
+        let folder = String(cString: resolved)
+        var info = stat()
+        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CommandFailure("--dir \(path): not a folder", status: .cannotCreate)
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw CommandFailure("--dir \(path): not writable (\(String(cString: strerror(errno))))", status: .cannotCreate)
+        }
+        return folder
+    }
+
+    /// The token in `path`: a file only its owner can read (mode 0600 or
+    /// stricter), holding one line of at least 16 characters.
+    private static func token(_ path: String) throws -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CommandFailure("--token-file \(path): \(String(cString: strerror(errno)))", status: .noInput)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw CommandFailure("--token-file \(path): not a regular file", status: .usage)
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw CommandFailure("--token-file \(path) has mode \(mode): others could read the token; chmod 600 \(path)", status: .usage)
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 65536 {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let token = String(text.split(whereSeparator: \.isNewline).first ?? "").trimmingWhitespace()
+        guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\"" }) else {
+            throw CommandFailure("--token-file \(path): the token must be one line of at least 16 printable characters, such as the output of 'openssl rand -hex 32'",
+                                 status: .usage)
+        }
+        return token
+    }
+
+    /// The devices, opened as `record` opens them, each holding its
+    /// configuration lock while the session runs unless --no-lock.
+    func openInputs() throws -> [CaptureInput] {
+        let discovery = DeviceDiscovery()
+        var inputs: [CaptureInput] = []
+        do throws(CaptureError) {
+            for camera in cameras {
+                inputs.append(try CaptureInput(camera: camera.specifier, request: camera.request, realtime: true, discovery: discovery))
+            }
+            for microphone in microphones {
+                inputs.append(try CaptureInput(microphone: microphone, request: audioRequest, realtime: true, discovery: discovery))
+            }
+        } catch {
+            for input in inputs { input.close() }
+            throw CommandFailure(error)
+        }
+        for input in inputs { input.locksConfiguration = holdsConfigurationLock }
+        return inputs
+    }
+}

@@ -1,0 +1,98 @@
+import CaptureKit
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The service's folder (--dir): every name a request gives is relative to
+/// it, and nothing a request names reaches outside it, whether by an
+/// absolute path, `..`, or a symbolic link.
+package struct ServiceFolder: Sendable {
+    /// The folder's absolute path, with no symbolic link in it.
+    package let root: String
+
+    /// A file the folder holds.
+    package struct Entry: Encodable, Sendable {
+        /// Its name relative to the folder.
+        package let name: String
+        package let bytes: Int64
+        /// Its last change, as an ISO 8601 UTC time.
+        package let modified: String
+    }
+
+    /// The path `name` stands for inside the folder. `name` is relative, has no
+    /// `.` or `..` part, and its folder (which must exist) resolves inside the folder.
+    package func path(for name: String, what: String = "file") throws(ServiceError) -> String {
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw ServiceError(.badRequest, "\(what) must be a name of 1 to 1024 bytes inside the service's folder, such as 'door-%Y%m%d-%H%M%S.mp4'")
+        }
+        guard !name.hasPrefix("/") else {
+            throw ServiceError(.badRequest, "\(what) '\(name)' is absolute; give a name relative to the service's folder")
+        }
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard !name.contains("\0"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
+            throw ServiceError(.badRequest, "\(what) '\(name)' may not hold '..', '.' or an empty part; give a name inside the service's folder")
+        }
+        let folder = parts.count > 1 ? root + "/" + parts.dropLast().joined(separator: "/") : root
+        guard let resolved = realpath(folder, nil) else {
+            throw ServiceError(.badRequest, "\(what) '\(name)': the folder \(parts.dropLast().joined(separator: "/")) does not exist in the service's folder")
+        }
+        let real = String(cString: resolved)
+        free(resolved)
+        guard real == root || real.hasPrefix(root + "/") else {
+            throw ServiceError(.badRequest, "\(what) '\(name)' leads out of the service's folder through a symbolic link")
+        }
+        return root + "/" + name
+    }
+
+    /// A regular file in the folder, by its relative name (a symbolic link is none).
+    package func existingFile(_ name: String) throws(ServiceError) -> (path: String, bytes: Int64) {
+        let path: String
+        do { path = try self.path(for: name, what: "name") } catch { throw ServiceError(.notFound, "no file '\(name)' in the service's folder") }
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ServiceError(.notFound, "no file '\(name)' in the service's folder")
+        }
+        return (path, Int64(info.st_size))
+    }
+
+    /// Every regular file in the folder and its subfolders (symbolic links are
+    /// not followed), by name; hidden files are left out.
+    package func entries() -> [Entry] {
+        var found: [Entry] = []
+        collect(relative: "", into: &found, depth: 0)
+        return found.sorted { $0.name < $1.name }
+    }
+
+    private func collect(relative: String, into found: inout [Entry], depth: Int) {
+        guard depth < 8, let directory = opendir(relative.isEmpty ? root : root + "/" + relative) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix(".") else { continue }
+            let child = relative.isEmpty ? name : relative + "/" + name
+            var info = stat()
+            guard lstat(root + "/" + child, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                found.append(Entry(name: child, bytes: Int64(info.st_size), modified: Self.isoTime(info.st_mtim.tv_sec)))
+            case S_IFDIR:
+                collect(relative: child, into: &found, depth: depth + 1)
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Free space on the folder's volume, in bytes.
+    package var freeSpace: Int64? { CaptureFileOutput.freeSpace(near: root) }
+
+    static func isoTime(_ seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(cString: buffer)
+    }
+}

@@ -1,0 +1,47 @@
+import CaptureKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What runs `capctl serve`'s server: capctl-serve installs one before it runs
+/// the command line, so that `serve` runs here rather than starting that process.
+package protocol ServiceHost: Sendable {
+    /// Runs the service until SIGINT or SIGTERM; answers the exit status.
+    func run(_ configuration: ServiceConfiguration) throws -> ExitStatus
+}
+
+/// The process's service host, if it has one (set once, before parsing).
+package enum ServiceHostRegistry {
+    private static let installed = Mutex<(any ServiceHost)?>(nil)
+
+    static func install(_ host: any ServiceHost) { installed.withLock { $0 = host } }
+
+    static var host: (any ServiceHost)? { installed.withLock { $0 } }
+}
+
+/// Starts capctl-serve in this process's place. It is found beside the running
+/// capctl (a build folder, or /usr/local/bin), or in ../libexec/capctl from it
+/// (/usr/bin/capctl runs /usr/libexec/capctl/capctl-serve, as the package installs it).
+enum ServiceProcess {
+    static func execute(arguments: [String]) throws -> Never {
+        let candidates = locations()
+        for path in candidates where access(path, X_OK) == 0 {
+            let argv = ([path] + arguments).map { strdup($0) } + [nil]
+            execv(path, argv)
+            let reason = String(cString: strerror(errno))
+            throw CommandFailure("cannot start \(path): \(reason)", status: .software)
+        }
+        throw CommandFailure("capctl serve needs capctl-serve, which is not installed beside capctl (looked at \(candidates.joined(separator: ", ")))",
+                             status: .unavailable)
+    }
+
+    private static func locations() -> [String] {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return ["/usr/libexec/capctl/capctl-serve"] }
+        let executable = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let folder = executable.lastIndex(of: "/").map { String(executable[..<$0]) } ?? "."
+        return [folder + "/capctl-serve", folder + "/../libexec/capctl/capctl-serve"]
+    }
+}

@@ -1,0 +1,112 @@
+import CaptureKit
+import FoundationEssentials
+import Synchronization
+
+/// One recording of the service: a `CaptureRecorder` on the service's
+/// session, its events (tagged with its id) and its progress reports,
+/// made exactly as `record` makes them.
+final class ServiceRecording: Sendable {
+    let id: String
+    let recorder: CaptureRecorder
+    let reporter: RecordingReporter
+    private let relay: RecordingEventRelay
+    private let limits: RecordingReporter.Limits
+    private let folder: ServiceFolder
+    /// The end, once the recording has finished: its exit status as `record` would give it.
+    private let ended = Mutex<ExitStatus?>(nil)
+
+    /// What the service answers about a recording.
+    struct Document: Encodable {
+        var id: String
+        /// running, paused or finished.
+        var state: String
+        /// Its files so far, by name inside the service's folder.
+        var files: [String]
+        var progress: RecordingReporter.ProgressEvent
+        /// Its `finished` event, once it has ended.
+        var finished: RecordingReporter.FinishedEvent?
+    }
+
+    init(id: String, command: Capctl.Record, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
+        self.id = id
+        self.folder = folder
+        var request = RecordRequest(command: command)
+        request.recording.overwritesExistingFiles = false
+        request.recording.settings.realTime = true
+        limits = request.limits
+        reporter = RecordingReporter(style: .json, showsPreRoll: request.recording.preRoll != nil,
+                                     sink: EventSink(recording: id, events: events), fileName: { folder.name($0) })
+        relay = RecordingEventRelay(reporter: reporter)
+        do throws(RecordingError) {
+            recorder = try CaptureRecorder(request.recording, delegate: relay)
+        } catch {
+            throw ServiceError(.badRequest, error.description)
+        }
+    }
+
+    /// Starts the recording on the service's running session, and reports
+    /// its progress every `interval` on a thread of its own until it ends.
+    func start(on session: CaptureSession, interval: Double) throws(ServiceError) {
+        let cameras = session.inputs.filter { $0.mediaType == .video }.count
+        do throws(RecordingError) {
+            try recorder.checkDestination(cameras: cameras)
+        } catch {
+            if case .outputExists = error { throw ServiceError(.conflict, error.description + "; the service never overwrites a file") }
+            throw ServiceError(.badRequest, error.description)
+        }
+        do throws(CaptureRecorderError) {
+            try recorder.start(on: session)
+        } catch {
+            let failure = CommandFailure(error)
+            throw ServiceError(failure.status == .unavailable ? .unavailable : .badRequest, failure.message)
+        }
+        reporter.started(files: recorder.files, inputs: session.inputs, limits: limits,
+                         streams: recorder.streamOutputs.map(\.destination.description))
+        do {
+            _ = try SystemThread(name: "capctl-rec-\(id)") { [self] in
+                while !recorder.waitUntilEnded(timeout: interval) {
+                    let progress = recorder.progress
+                    reporter.progress(progress.statistics, limits: limits, freeSpace: progress.freeSpace,
+                                      streams: reporter.streamStatuses(progress.streams))
+                }
+                finish()
+            }
+        } catch {
+            // No thread for its reports: the recording cannot be watched, so it ends now.
+            finish()
+            throw ServiceError(.failed, "cannot start the recording's thread: \(error.description)")
+        }
+    }
+
+    /// Waits for the recording's files and streams, and reports its end (once).
+    @discardableResult
+    func finish() -> ExitStatus {
+        let end = recorder.finish()
+        return ended.withLock { status in
+            if let status { return status }
+            let result = RecordingOutcome.report(end, to: reporter, streams: reporter.streamStatuses(recorder.progress.streams),
+                                                 hasFile: recorder.fileOutput != nil)
+            status = result
+            return result
+        }
+    }
+
+    var hasEnded: Bool { ended.withLock { $0 != nil } }
+
+    var document: Document {
+        let progress = recorder.progress
+        let event = reporter.currentProgress(progress.statistics, limits: limits, freeSpace: progress.freeSpace,
+                                             streams: reporter.streamStatuses(progress.streams))
+        let finished = reporter.finishedEvent
+        let state = finished != nil ? "finished" : progress.statistics.isPaused ? "paused" : "running"
+        let files = finished?.files ?? (progress.statistics.files + (recorder.hasEnded ? [] : recorder.files)).map(folder.name)
+        return Document(id: id, state: state, files: files, progress: event, finished: finished)
+    }
+}
+
+extension ServiceFolder {
+    /// A path's name inside the folder (the path itself when outside it).
+    func name(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+}

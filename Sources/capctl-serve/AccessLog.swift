@@ -1,0 +1,75 @@
+import CapctlCommands
+import Hummingbird
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The access log: one line per request, to stderr or --access-log's file:
+/// time, client, method, path, status, response bytes (when known) and milliseconds.
+final class AccessLog: Sendable {
+    private let descriptor: Int32
+    private let lock = Mutex(())
+
+    init(path: String?) throws {
+        guard let path else {
+            descriptor = STDERR_FILENO
+            return
+        }
+        let opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard opened >= 0 else {
+            throw CommandFailure("--access-log \(path): \(String(cString: strerror(errno)))", status: .cannotCreate)
+        }
+        descriptor = opened
+    }
+
+    func write(client: String, method: String, path: String, status: Int, bytes: Int?, milliseconds: Double) {
+        let line = "\(EventTime.now()) \(client) \"\(method) \(Self.printable(path))\" \(status) \(bytes.map(String.init) ?? "-") "
+            + Self.decimal(milliseconds) + "ms\n"
+        lock.withLock { _ in
+            var bytes = Array(line.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+
+    /// A path as it may be written in one line: control characters and quotes escaped.
+    private static func printable(_ path: String) -> String {
+        var result = ""
+        for scalar in path.unicodeScalars.prefix(2048) {
+            if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\"" || scalar == "\\" {
+                result += "\\x" + String(scalar.value, radix: 16)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func decimal(_ milliseconds: Double) -> String {
+        let tenths = Int((milliseconds * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// Writes each request's line once its response is made (a streamed body's
+/// length is not known then: "-").
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    let log: AccessLog
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let client = context.remoteAddress?.ipAddress ?? "-"
+        let response = try await next(request, context)
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        log.write(client: client, method: request.method.rawValue, path: request.uri.description, status: response.status.code,
+                  bytes: response.body.contentLength, milliseconds: milliseconds)
+        return response
+    }
+}

@@ -1,0 +1,29 @@
+import CapctlCommands
+import FoundationEssentials
+import Hummingbird
+
+extension ServiceRouter {
+    /// `GET /events`: every event from now on as Server-Sent Events, each a
+    /// `data:` line of the JSON stdout carries, named by its `event` field.
+    static func addEventRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+        router.get("events") { _, _ in
+            let stream = service.events.subscribe()
+            let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .connection: "keep-alive"]
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                // A first comment, so that a client sees the stream open before any event.
+                try await writer.write(ByteBuffer(string: ": capctl events\n\n"))
+                for await line in stream {
+                    try await writer.write(ByteBuffer(string: "event: \(eventName(line))\ndata: \(line)\n\n"))
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    /// The value of a JSON line's `"event"` key (the events' encoder writes it as `"event":"name"`).
+    static func eventName(_ line: String) -> String {
+        guard let key = line.firstRange(of: "\"event\":\"") else { return "message" }
+        let rest = line[key.upperBound...]
+        return String(rest.prefix { $0 != "\"" })
+    }
+}

@@ -1,0 +1,102 @@
+import CapctlCommands
+import CaptureKit
+import Dispatch
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `capctl serve`: opens the devices (CaptureService), then serves the
+/// HTTP API until SIGINT or SIGTERM, which finish every recording first.
+struct HTTPServiceHost: ServiceHost {
+    func run(_ configuration: ServiceConfiguration) throws -> ExitStatus {
+        let accessLog = try AccessLog(path: configuration.accessLogPath)
+        let service = try CaptureService(configuration: configuration)
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<Void, any Error>
+            do {
+                try await serve(service, configuration: configuration, accessLog: accessLog)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        // Stopped by a signal: the recordings are finished by now. Failed to listen: finish them here.
+        service.shutdown()
+        let result = outcome.withLock { $0 }
+        if case .failure(let error) = result {
+            throw CommandFailure(ServiceFailure.listen(error, address: configuration.listenDescription).description, status: .unavailable)
+        }
+        service.events.publish(ServiceStateEvent(event: "service-stopped", time: ServiceStateEvent.now()))
+        return .success
+    }
+
+    private func serve(_ service: CaptureService, configuration: ServiceConfiguration, accessLog: AccessLog) async throws {
+        var logger = Logger(label: "capctl-serve") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = .error
+        let router = ServiceRouter.make(service: service, configuration: configuration, accessLog: accessLog)
+        let application = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
+                                                    serverName: "capctl", reuseAddress: false),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                service.events.publish(ServiceStateEvent(event: "service-started", time: ServiceStateEvent.now(),
+                                                         address: configuration.host, port: port, folder: service.folder.root,
+                                                         inputs: service.inputDocuments.map(\.device)))
+            },
+            logger: logger
+        )
+        // The capture stops first (its graceful shutdown ends the event streams,
+        // which would otherwise hold the server's), then the server.
+        let group = ServiceGroup(configuration: .init(services: [application, CaptureShutdown(service: service)],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// Finishes the recordings when the service is asked to stop.
+private struct CaptureShutdown: Service {
+    let service: CaptureService
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await Task.detached { service.shutdown() }.value
+    }
+}
+
+/// `service-started` and `service-stopped`, on stdout and to /events.
+struct ServiceStateEvent: Encodable {
+    var event: String
+    var time: String
+    var address: String?
+    var port: Int?
+    var folder: String?
+    var inputs: [String]?
+
+    static func now() -> String { EventTime.now() }
+}
+
+/// Why the service could not run, as one line and an exit status.
+enum ServiceFailure: Error, CustomStringConvertible {
+    case listen(any Error, address: String)
+
+    var description: String {
+        switch self {
+        case .listen(let error, let address):
+            if let socketError = error as? IOError, socketError.errnoCode == EADDRINUSE {
+                return "cannot listen on \(address): the address is in use (another service on this port?); choose another with --listen"
+            }
+            return "cannot listen on \(address): \(error)"
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import CapctlCommands
+import Hummingbird
+
+extension ServiceRouter {
+    /// `/recordings`: start one, list them, one's progress, and its requests.
+    static func addRecordingRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+        router.post("recordings") { request, context in
+            let settings = try await object(request, context: context)
+            let created = try await offload { try service.startRecording(settings) }
+            var response = json(created, status: .created)
+            response.headers[.location] = "/recordings/\(created.id)"
+            return response
+        }
+        router.get("recordings") { _, _ in json(service.recordingList()) }
+        router.get("recordings/:id") { _, context in
+            json(try service.recordingStatus(try parameter("id", context)))
+        }
+        for action in [CaptureService.RecordingRequest.pause, .resume, .switch, .stop] {
+            router.post("recordings/:id/\(action.rawValue)") { _, context in
+                let id = try parameter("id", context)
+                return json(try await offload { try service.request(action, recording: id) })
+            }
+        }
+    }
+
+    /// Runs a call that blocks (a recording that starts or finishes waits for
+    /// its files) away from the server's event loops.
+    static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await Task.detached { try body() }.value
+    }
+}

@@ -1,0 +1,53 @@
+import CapctlCommands
+import FoundationEssentials
+import Hummingbird
+
+/// The service's routes: small handlers that turn a request into one call on
+/// `CaptureService` and its answer into a response, as a subcommand turns
+/// options into a call on CaptureKit.
+enum ServiceRouter {
+    static func make(service: CaptureService, configuration: ServiceConfiguration, accessLog: AccessLog) -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: AccessLogMiddleware(log: accessLog))
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: RequestGuardMiddleware(configuration: configuration))
+
+        router.get("openapi.json") { _, _ in json(OpenAPIDocument.text) }
+        router.get("session") { _, _ in json(service.sessionDocument) }
+        router.get("devices") { _, _ in json(["devices": service.inputDocuments]) }
+        addRecordingRoutes(to: router, service: service)
+        addFileRoutes(to: router, service: service)
+        addEventRoutes(to: router, service: service)
+        return router
+    }
+
+    /// A JSON response of a document.
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        json(JSONBody(value), status: status)
+    }
+
+    static func json(_ body: JSONBody, status: HTTPResponse.Status = .ok) -> Response {
+        json(body.text, status: status)
+    }
+
+    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    /// A request's body as a JSON object (an empty body is an empty object).
+    static func object(_ request: Request, context: ServiceRequestContext) async throws -> [String: JSONValue] {
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        guard buffer.readableBytes > 0 else { return [:] }
+        do {
+            return try JSONDecoder().decode([String: JSONValue].self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw ServiceError.http(.badRequest, "the body is not a JSON object; send settings such as {\"file\": \"clip.mp4\"}")
+        }
+    }
+
+    /// A path parameter the route guarantees.
+    static func parameter(_ name: String, _ context: ServiceRequestContext) throws -> String {
+        guard let value = context.parameters.get(name) else { throw ServiceError.http(.badRequest, "no \(name) in the path") }
+        return value
+    }
+}

@@ -1,0 +1,4 @@
+import CapctlCommands
+
+// The command line, with `serve` running its server in this process.
+CapctlCommandLine.main(hosting: HTTPServiceHost())
