@@ -117,10 +117,14 @@ package final class CaptureService: Sendable {
         /// The first file, by its name inside the service's folder (absent for streams alone).
         package var file: String?
         package var files: [String]
+        /// When the request arrived (UTC, as events' `time`): a file's `start` (its segment event) is
+        /// when its first sample was captured, so the two give how long a recording took to begin.
+        package var requested: String
     }
 
     /// Starts a recording with `record`'s settings, as JSON.
     package func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> RecordingCreated {
+        let requested = EventTime.now()
         let command = try RecordingSettingsRequest.command(from: settings, folder: folder)
         let id = try recordings.withLock { state throws(ServiceError) -> String in
             guard !state.stopping else { throw ServiceError(.unavailable, "the service is stopping") }
@@ -142,7 +146,7 @@ package final class CaptureService: Sendable {
             throw error
         }
         let files = recording.recorder.files.map(folder.name)
-        return RecordingCreated(id: id, file: files.first, files: files)
+        return RecordingCreated(id: id, file: files.first, files: files, requested: requested)
     }
 
     /// Every recording the service has made, running or finished, oldest first.

@@ -1,3 +1,4 @@
+import CaptureKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,17 @@ package enum EventTime {
     package static func now() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
+        return format(now)
+    }
+
+    /// The wall-clock time at which the capture clock (CLOCK_MONOTONIC) read `time`.
+    package static func wallTime(ofCaptureTime time: MediaTime) -> String {
+        let elapsed = MonotonicClock.nowNanoseconds() - time.converted(toTimescale: MonotonicClock.timescale).value
+        let wall = MonotonicClock.realtimeNanoseconds() - elapsed
+        return format(timespec(tv_sec: Int(wall / 1_000_000_000), tv_nsec: Int(wall % 1_000_000_000)))
+    }
+
+    private static func format(_ now: timespec) -> String {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)

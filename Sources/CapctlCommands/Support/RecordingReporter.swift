@@ -203,7 +203,8 @@ final class RecordingReporter: Sendable {
 
     func segment(_ file: RecordedFile, error: RecordingError?) {
         emit(SegmentEvent(time: EventTime.now(), file: fileName(file.path), index: file.index, duration: file.duration.seconds, bytes: file.bytes,
-                          frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description)) {
+                          frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description,
+                          start: file.firstCaptureTime.map(EventTime.wallTime(ofCaptureTime:)))) {
             "wrote \(fileName(file.path)): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
         }
     }
@@ -364,6 +365,8 @@ final class RecordingReporter: Sendable {
         var audioSamples: Int
         var complete: Bool
         var error: String?
+        /// When the file's first sample was captured (UTC, as `time`).
+        var start: String?
     }
 
     struct FinishedEvent: Encodable {

@@ -146,9 +146,10 @@ extension FileRecording {
         closedBytes += bytes
         // A part finished ahead of the others (its camera went away) ends where its camera's media did.
         let duration = part.endDuration ?? file.closedDuration
-        let record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
+        var record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
                                   videoFrames: part.videoFrames, audioSamples: part.audioSamples,
                                   isComplete: error?.recordingSuccessfullyFinished ?? true)
+        record.firstCaptureTime = part.videoFrames + part.audioSamples > 0 ? file.firstSessionStart : nil
         closedVideoFrames += part.videoFrames
         closedAudioSamples += part.audioSamples
         file.videoFrames -= part.videoFrames

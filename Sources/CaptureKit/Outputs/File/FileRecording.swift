@@ -449,6 +449,7 @@ final class FileRecording: @unchecked Sendable {
         do {
             try file.startSession(atSourceTime: time)
             file.sessionStart = time
+            if file.firstSessionStart == nil { file.firstSessionStart = time }
             lock.withLock { recordedLosses.open(at: time) }
             file.lastSession = (time, nil)
             // A shared encoder makes a keyframe where the segment will end.

@@ -77,6 +77,10 @@ public struct RecordedFile: Sendable, Hashable {
     /// Whether the file was made at all: false for one that could not be
     /// created (its error says why), which is reported all the same.
     public var wasCreated = true
+    /// When its first sample was captured, on the capture clock
+    /// (`MonotonicClock`); with a pre-roll, before the resume that wrote it.
+    /// nil for a file that holds nothing.
+    public var firstCaptureTime: MediaTime?
 }
 
 /// Totals of a recording so far.

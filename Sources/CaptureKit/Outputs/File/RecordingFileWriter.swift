@@ -18,6 +18,8 @@ final class RecordingFileWriter {
     let writerInputs: [AssetWriterInput?]
     /// Where the running writer session started (source time); nil while paused.
     var sessionStart: MediaTime?
+    /// Where the file's first session started (source time): when its first sample was captured.
+    var firstSessionStart: MediaTime?
     /// The latest session's start and, once it ended, its end (source time).
     var lastSession: (start: MediaTime, end: MediaTime?)?
     /// Media time of the sessions already ended.
