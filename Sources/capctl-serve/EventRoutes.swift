@@ -10,10 +10,31 @@ extension ServiceRouter {
             let stream = service.events.subscribe()
             let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .connection: "keep-alive"]
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                // Events, and every 15 s a comment: a client that has gone is
+                // found out (its write fails) even while nothing happens.
+                let (items, feed) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingNewest(ServiceEvents.backlog))
+                let forward = Task {
+                    for await line in stream { feed.yield(line) }
+                    feed.finish()
+                }
+                let heartbeat = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(15))
+                        feed.yield(nil)
+                    }
+                }
+                defer {
+                    forward.cancel()
+                    heartbeat.cancel()
+                }
                 // A first comment, so that a client sees the stream open before any event.
                 try await writer.write(ByteBuffer(string: ": capctl events\n\n"))
-                for await line in stream {
-                    try await writer.write(ByteBuffer(string: "event: \(eventName(line))\ndata: \(line)\n\n"))
+                for await item in items {
+                    if let line = item {
+                        try await writer.write(ByteBuffer(string: "event: \(eventName(line))\ndata: \(line)\n\n"))
+                    } else {
+                        try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+                    }
                 }
                 try await writer.finish(nil)
             })

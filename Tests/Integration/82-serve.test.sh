@@ -3,7 +3,8 @@
 # open while recordings are started and stopped over HTTP (curl on 127.0.0.1): each file
 # holds the frames and samples its events report, and its audio the tone; the camera's
 # configuration lock is held while the service runs (another capctl is refused with 69)
-# and released when SIGTERM ends it (status 0, every recording finished).
+# and released when SIGTERM ends it (status 0, every recording finished); a second service
+# on the same camera is a one-line error with status 69.
 source "$(dirname "$0")/lib.sh"
 need curl ffprobe ffmpeg aplay python3
 
@@ -40,6 +41,11 @@ assert_contains "$session" '"device":"hw:Loopback,1,0"'
 note "the camera is locked for configuration while the service runs"
 assert_exit 69 "$CAPCTL" set "$node" brightness=20
 assert_stderr_contains "process $service"
+
+note "a second service on the camera the first one streams from is refused"
+mkdir rec2
+assert_exit 69 "$CAPCTL" serve --video "$node" --listen 127.0.0.1:0 --dir rec2
+assert_one_line_stderr
 
 note "a recording started and stopped over HTTP"
 id=$(call POST /recordings '{"file": "vm-%Y%m%d-%H%M%S.mp4"}' | json_field id)

@@ -13,7 +13,7 @@ package final class ServiceEvents: Sendable {
     /// Held while a line is printed and handed out, so that every reader sees one order.
     private let subscribers = Mutex(Subscribers())
     /// How many events a slow reader may fall behind before the oldest it has not read are dropped.
-    static let backlog = 1024
+    package static let backlog = 1024
 
     package init() {}
 
