@@ -95,6 +95,7 @@ extension FileRecording {
     }
 
     func finish(_ file: RecordingFileWriter) {
+        settleMarkers(before: file)
         if paused, file.latestEnd == nil, file.isWriting {
             // Paused with nothing written into it (switched to while paused,
             // or resumed and paused again at one frame): no file is left behind.
@@ -146,9 +147,10 @@ extension FileRecording {
         closedBytes += bytes
         // A part finished ahead of the others (its camera went away) ends where its camera's media did.
         let duration = part.endDuration ?? file.closedDuration
-        let record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
+        var record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
                                   videoFrames: part.videoFrames, audioSamples: part.audioSamples,
                                   isComplete: error?.recordingSuccessfullyFinished ?? true)
+        record.markers = file.markers(within: duration)
         closedVideoFrames += part.videoFrames
         closedAudioSamples += part.audioSamples
         file.videoFrames -= part.videoFrames
@@ -242,12 +244,17 @@ extension FileRecording {
         }
         for file in draining { add(file) }
         if let current { add(current) }
+        let anchor = currentMarkerAnchor(total: duration)
+        var arrived: [RecordingMarker] = []
         lock.withLock {
             stats.duration = duration
             stats.bytes = bytes
             stats.videoFrames = closedVideoFrames + frames
             stats.audioSamples = closedAudioSamples + samples
+            markerAnchor = anchor
+            if !pendingMarkers.isEmpty { swap(&arrived, &pendingMarkers) }
         }
+        if !arrived.isEmpty || !waitingMarkers.isEmpty { deliverMarkers(arrived) }
     }
 
     func delegateCall(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {

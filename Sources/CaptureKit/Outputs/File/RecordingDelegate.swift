@@ -77,6 +77,11 @@ public struct RecordedFile: Sendable, Hashable {
     /// Whether the file was made at all: false for one that could not be
     /// created (its error says why), which is reported all the same.
     public var wasCreated = true
+    /// The markers placed in it (`CaptureFileOutput.addMarker(title:)`), in
+    /// time order: its chapters in MP4, QuickTime, M4A, Matroska and WebM;
+    /// in MPEG-TS, WAV, FLAC, Ogg and MP4 kept in fragments, which have no
+    /// chapters, only this listing has them.
+    public var markers: [RecordingMarker] = []
 }
 
 /// Totals of a recording so far.

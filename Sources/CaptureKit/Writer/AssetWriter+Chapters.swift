@@ -1,0 +1,81 @@
+import CFFmpeg
+
+/// Chapters: points marked on the file's timeline while it is written,
+/// written as the file is finished.
+///
+/// - MP4, QuickTime, M4A made regular (written in one piece, or in
+///   fragments that finishing makes one movie): a Nero 'chpl' box in the
+///   movie's 'udta', which the writer puts into the movie box it writes
+///   itself. (libavformat's own chapters would add a QuickTime chapter
+///   track whose first chapter plays from 0, and a track the edit lists
+///   and track patches do not expect.)
+/// - Matroska and WebM: libavformat's chapters, handed to the muxer
+///   before its trailer, which writes them there on a seekable file.
+/// - MPEG-TS, WAV, FLAC, Ogg, and MP4 or QuickTime kept in fragments
+///   (`keepsMovieFragments`): none; the file has no place for them once its
+///   header is written.
+extension AssetWriter {
+    /// Whether a finished file of this writer carries chapters (see above).
+    public var writesChapters: Bool {
+        lock.withLock { AssetWriter.writesChapters(fileType: fileType, fragmentInterval: settings.fragmentInterval, keepsFragments: settings.keepsFragments) }
+    }
+
+    static func writesChapters(fileType: FileType, fragmentInterval: MediaTime, keepsFragments: Bool) -> Bool {
+        switch fileType {
+        case .mp4, .quickTimeMovie, .m4a: return !(writesFragments(every: fragmentInterval, in: fileType) && keepsFragments)
+        case .matroska, .webm: return true
+        case .mpegTS, .wav, .flac, .ogg, .opus: return false
+        }
+    }
+
+    /// Marks a chapter titled `title` starting at `time` on the file's
+    /// timeline (0 where the first session starts; the time between
+    /// sessions left out). Each chapter runs to the next one's start, the
+    /// last to the end of the file; none is made up before the first. In
+    /// MP4 and QuickTime a title keeps its first 255 bytes and a file its
+    /// first 255 chapters (the limits of the 'chpl' box). May be called
+    /// from any thread until `finishWriting()` begins; a file type without
+    /// chapters (`writesChapters`) takes the call and writes nothing.
+    public func addChapter(title: String, at time: MediaTime) throws(WriterError) {
+        guard time.isNumeric, time >= .zero else { throw .invalidSettings("a chapter must start at a time of 0 or later, not \(time)") }
+        try lock.withLock { () throws(WriterError) in
+            guard state == .unknown || state == .writing, !finishing else {
+                throw .invalidState("chapters can only be added before the file is finished (status: \(state.rawValue))")
+            }
+            chapterPoints.append((time, title))
+        }
+    }
+
+    /// The chapters of a movie of `duration` movie time-scale units. Lock held.
+    func movieChapters(duration: UInt64?, timescale: UInt32) -> [MediaChapter] {
+        guard !chapterPoints.isEmpty, let duration, timescale > 0, timescale <= UInt32(Int32.max) else { return [] }
+        return Chapters.chapters(from: chapterPoints, duration: MediaTime(value: Int64(clamping: duration), timescale: Int32(timescale)))
+    }
+
+    /// Hands the chapters to a Matroska or WebM muxer before its trailer,
+    /// timed in nanoseconds (Matroska's own unit). Lock held.
+    func addMuxerChapters(to format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        guard fileType == .matroska || fileType == .webm, !chapterPoints.isEmpty else { return }
+        let nanoseconds: Int32 = 1_000_000_000
+        for (index, chapter) in Chapters.chapters(from: chapterPoints, duration: writtenDuration(format)).enumerated() {
+            let start = chapter.start.converted(toTimescale: nanoseconds).value
+            let end = max(start, chapter.end.converted(toTimescale: nanoseconds).value)
+            let added = cffmpeg_add_chapter(format, Int64(index + 1), AVRational(num: 1, den: nanoseconds), start, end, chapter.title)
+            if added < 0 { throw .ffmpeg(FFmpegError(call: "cffmpeg_add_chapter", code: added)) }
+        }
+    }
+
+    /// How far the samples handed to the muxer reach on the file's
+    /// timeline: the latest end of any track. Lock held.
+    func writtenDuration(_ format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime {
+        var latest = MediaTime.zero
+        for (index, span) in spans.enumerated() where index < Int(format.pointee.nb_streams) {
+            guard let end = span.runs.last?.end, let stream = format.pointee.streams[index] else { continue }
+            let base = stream.pointee.time_base
+            guard base.num > 0, base.den > 0 else { continue }
+            let reach = MediaTime(value: end * Int64(base.num), timescale: base.den) - timelineOffset
+            if reach.isNumeric, reach > latest { latest = reach }
+        }
+        return latest
+    }
+}
