@@ -95,6 +95,57 @@ import Testing
         #expect(try MediaInfo.read(path: path).chapters.isEmpty)
     }
 
+    @Test func theChapterLogKeepsWhatFitsAndSaysSo() throws {
+        let points = [ChapterLog.Point(time: MediaTime(value: 1, timescale: 3), title: "Tür"),
+                      ChapterLog.Point(time: MediaTime(value: 12_000_000_001, timescale: 1_000_000_000), title: "")]
+        let box = ChapterLog(points: points).box()
+        #expect(box.count == ChapterLog.boxSize)
+        #expect(ChapterLog(payload: Array(box[8...])) == ChapterLog(points: points))
+        #expect(ChapterLog(payload: [UInt8](repeating: 0, count: 100)) == nil)
+        let many = (0..<100).map { ChapterLog.Point(time: MediaTime(value: Int64($0), timescale: 1), title: String(repeating: "x", count: 255)) }
+        let payload = ChapterLog(points: many).payload()
+        let read = try #require(ChapterLog(payload: payload))
+        #expect(read.points.count == (ChapterLog.boxSize - 8 - 24) / (13 + 255))
+        #expect(read.points == Array(many.prefix(read.points.count)))
+        #expect(BigEndian.uint32(payload, at: 20) == 1, "says chapters were left out")
+    }
+
+    /// A fragmented recording killed before its finish keeps its chapters
+    /// in the file; repair writes those within the media it saves.
+    @Test func aKilledFragmentedRecordingGetsItsChaptersFromRepair() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("recording.mp4")
+        let writer = try AssetWriter(outputPath: path)
+        writer.movieFragmentInterval = MediaTime(value: 1, timescale: 2)
+        let video = AssetWriterInput(outputSettings: .video(VideoOutputSettings(
+            codec: .h264, width: 160, height: 120, quality: 30, maxKeyFrameInterval: 15, expectedFrameDuration: Self.frameDuration)))
+        try writer.add(video)
+        // One before the header is written, the others as the media comes.
+        try writer.addChapter(title: "at the start", at: .zero)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        for number in 0..<90 {
+            if number == 36 { try writer.addChapter(title: "the door opened", at: MediaTime(value: 6, timescale: 5)) }
+            if number == 89 { try writer.addChapter(title: "never saved", at: MediaTime(value: 29, timescale: 10)) }
+            try video.append(NumberedFrames.make(number, width: 160, height: 120), presentationTime: Self.frameDuration * Int64(number))
+        }
+        let killed = scratch.file("killed.mp4")
+        try FileManager.default.copyItem(atPath: path, toPath: killed)
+        try writer.finishWriting()
+        #expect(try Self.probedChapters(killed).isEmpty, "a killed recording has no chapters before its repair")
+
+        let result = try MovieRepair.repair(path: killed)
+        #expect(result.outcome == .repaired)
+        #expect(result.duration.seconds < 2.9, "the last fragment was never written: \(result.duration.seconds)")
+        #expect(result.chapters.map(\.title) == ["at the start", "the door opened"])
+        let chapters = try Self.probedChapters(killed)
+        #expect(chapters.map(\.title) == ["at the start", "the door opened"])
+        #expect(chapters.map(\.start) == [0, 1.2])
+        #expect(abs((chapters.last?.end ?? 0) - result.duration.seconds) < 0.001)
+        // The finished file has all three.
+        #expect(try Self.probedChapters(path).map(\.title) == ["at the start", "the door opened", "never saved"])
+    }
+
     @Test func aChapterCannotBeAddedOnceTheFileIsFinished() throws {
         let scratch = try WriterScratchDirectory()
         let writer = try Self.write(scratch.file("done.mkv"), fragments: nil)

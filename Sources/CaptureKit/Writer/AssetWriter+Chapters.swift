@@ -43,6 +43,33 @@ extension AssetWriter {
                 throw .invalidState("chapters can only be added before the file is finished (status: \(state.rawValue))")
             }
             chapterPoints.append((time, title))
+            try updateChapterLog()
+        }
+    }
+
+    /// Puts the chapter log's box after the session log, before the first
+    /// fragment: through the muxer's I/O, which then goes on after it. Lock held.
+    func writeChapterLog() throws(WriterError) {
+        guard let io else { return }
+        let offset = avio_tell(io.context)
+        let bytes = ChapterLog(points: chapterPoints.map { ChapterLog.Point(time: $0.time, title: $0.title) }).box()
+        bytes.withUnsafeBufferPointer { avio_write(io.context, $0.baseAddress, Int32($0.count)) }
+        avio_flush(io.context)
+        if let error = io.ioError { throw .io(path: outputPath, error: error) }
+        headerBytes = avio_tell(io.context)
+        chapterLogOffset = offset
+    }
+
+    /// Rewrites the chapter log in place with every chapter so far (before
+    /// the header, the header writes it). A failure leaves the chapter to
+    /// the finish, which writes it all the same. Lock held.
+    func updateChapterLog() throws(WriterError) {
+        guard let offset = chapterLogOffset else { return }
+        let log = ChapterLog(points: chapterPoints.map { ChapterLog.Point(time: $0.time, title: $0.title) })
+        do throws(SystemCallError) {
+            try file.write(log.payload(), at: offset + 8)
+        } catch {
+            throw .io(path: outputPath, error: error)
         }
     }
 

@@ -141,8 +141,11 @@ public final class AssetWriter: @unchecked Sendable {
     var sessionLogOffset: Int64?
     /// The header, while it waits for in-band codec configuration (see `DeferredHeader`).
     var deferredHeader: DeferredHeader?
-    /// Chapters asked for so far, by where they start on the file's timeline (see `AssetWriter+Chapters.swift`).
+    /// Chapters asked for so far, by where they start on the file's timeline
+    /// (see `AssetWriter+Chapters.swift`), and where the box that keeps them
+    /// for a repair is in the file (see `ChapterLog`).
     var chapterPoints: [(time: MediaTime, title: String)] = []
+    var chapterLogOffset: Int64?
     var isFragmented: Bool { Self.writesFragments(every: settings.fragmentInterval, in: fileType) }
 
     /// Whether a file of `fileType` with this fragment interval is written in fragments.
@@ -313,7 +316,10 @@ public final class AssetWriter: @unchecked Sendable {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
         if isFragmented { try patchFragmentedMovieHeader() }
-        if becomesRegularMovie { try writeSessionLog() }
+        if becomesRegularMovie {
+            try writeSessionLog()
+            try writeChapterLog()
+        }
         try header.release { packet throws(WriterError) in try route(packet, into: format) }
     }
 

@@ -233,8 +233,10 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// marker to the next, the last to the file's end; none before the
     /// first) in MP4, QuickTime, M4A, Matroska and WebM, and lists them in
     /// `RecordedFile.markers` (the only place MPEG-TS, WAV, FLAC, Ogg and
-    /// MP4 kept in fragments have them). A recording killed before its file
-    /// is finished loses its markers. Throws when no recording is under way
+    /// MP4 kept in fragments have them). An MP4 or QuickTime recording
+    /// written in fragments keeps its markers in the file as they come, so
+    /// that `MovieRepair` gives one that was killed its chapters; other
+    /// files killed before they finish lose them. Throws when no recording is under way
     /// (none started, or it is stopping) or the title is empty, longer than
     /// `RecordingMarker.maxTitleBytes` bytes of UTF-8, or holds a NUL.
     @discardableResult
