@@ -28,10 +28,12 @@ import Testing
         }
     }
 
-    /// A running session of the test-pattern camera and a movie output on it.
-    static func running(_ configure: (MovieFileOutput) -> Void = { _ in }) throws -> (CaptureSession, MovieFileOutput) {
+    /// A running session of the test-pattern camera (and the test tone,
+    /// with `tone`) and a movie output on it.
+    static func running(tone: Bool = false, _ configure: (MovieFileOutput) -> Void = { _ in }) throws -> (CaptureSession, MovieFileOutput) {
         let session = CaptureSession()
         session.addInput(try CaptureInput(camera: "test-pattern", request: CaptureVideoRequest(width: 160, height: 120)))
+        if tone { session.addInput(try CaptureInput(microphone: "test-tone")) }
         let output = MovieFileOutput()
         configure(output)
         session.addOutput(output)
@@ -100,12 +102,13 @@ import Testing
     }
 
     /// A marker while recording, one while paused (at the pause point),
-    /// one after the resume: three chapters, in every container with chapters.
+    /// one after the resume: three chapters, in every container with
+    /// chapters (with sound, whose encoders' priming must not move them).
     @Test(arguments: ["default.mp4", "default.mov", "no-fragments.mp4", "faststart.mov", "clip.mkv", "clip.webm"])
     func markersBecomeChaptersAtTheirMediaTime(name: String) throws {
         let scratch = try WriterScratchDirectory()
         let path = scratch.file(name)
-        let (session, output) = try Self.running { Self.configure($0, for: name) }
+        let (session, output) = try Self.running(tone: true) { Self.configure($0, for: name) }
         defer { session.stopRunning() }
         let events = Events()
         output.startRecording(to: path, recordingDelegate: events)

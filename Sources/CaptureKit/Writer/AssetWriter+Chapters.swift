@@ -84,12 +84,29 @@ extension AssetWriter {
     func addMuxerChapters(to format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
         guard fileType == .matroska || fileType == .webm, !chapterPoints.isEmpty else { return }
         let nanoseconds: Int32 = 1_000_000_000
+        let shift = negativeStart(format).converted(toTimescale: nanoseconds).value
         for (index, chapter) in Chapters.chapters(from: chapterPoints, duration: writtenDuration(format)).enumerated() {
-            let start = chapter.start.converted(toTimescale: nanoseconds).value
-            let end = max(start, chapter.end.converted(toTimescale: nanoseconds).value)
+            let start = chapter.start.converted(toTimescale: nanoseconds).value + shift
+            let end = max(start, chapter.end.converted(toTimescale: nanoseconds).value + shift)
             let added = cffmpeg_add_chapter(format, Int64(index + 1), AVRational(num: 1, den: nanoseconds), start, end, chapter.title)
             if added < 0 { throw .ffmpeg(FFmpegError(call: "cffmpeg_add_chapter", code: added)) }
         }
+    }
+
+    /// How far before 0 the first sample handed to the muxer decodes (an
+    /// Opus encoder's priming in WebM): the muxer moves every packet later
+    /// by as much so that none is stamped before 0 (its
+    /// `avoid_negative_ts`), and the chapters move with them. Lock held.
+    func negativeStart(_ format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime {
+        var earliest = MediaTime.zero
+        for (index, span) in spans.enumerated() where index < Int(format.pointee.nb_streams) {
+            guard let first = span.firstDecode, let stream = format.pointee.streams[index] else { continue }
+            let base = stream.pointee.time_base
+            guard base.num > 0, base.den > 0 else { continue }
+            let time = MediaTime(value: first * Int64(base.num), timescale: base.den) - timelineOffset
+            if time.isNumeric, time < earliest { earliest = time }
+        }
+        return .zero - earliest
     }
 
     /// How far the samples handed to the muxer reach on the file's
