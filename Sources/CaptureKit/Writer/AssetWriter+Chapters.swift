@@ -93,14 +93,15 @@ extension AssetWriter {
         }
     }
 
-    /// How far before 0 the first sample handed to the muxer decodes (an
-    /// Opus encoder's priming in WebM): the muxer moves every packet later
-    /// by as much so that none is stamped before 0 (its
-    /// `avoid_negative_ts`), and the chapters move with them. Lock held.
+    /// How far before 0 the first sample handed to the muxer is presented
+    /// (an Opus encoder's priming in WebM): the Matroska muxer moves every
+    /// packet later by as much so that none is stamped before 0 (its
+    /// `avoid_negative_ts`, which it applies to presentation times), and
+    /// the chapters move with them. Lock held.
     func negativeStart(_ format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime {
         var earliest = MediaTime.zero
         for (index, span) in spans.enumerated() where index < Int(format.pointee.nb_streams) {
-            guard let first = span.firstDecode, let stream = format.pointee.streams[index] else { continue }
+            guard let first = span.runs.first?.start, let stream = format.pointee.streams[index] else { continue }
             let base = stream.pointee.time_base
             guard base.num > 0, base.den > 0 else { continue }
             let time = MediaTime(value: first * Int64(base.num), timescale: base.den) - timelineOffset
