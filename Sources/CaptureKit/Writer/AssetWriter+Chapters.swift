@@ -35,7 +35,11 @@ extension AssetWriter {
     /// MP4 and QuickTime a title keeps its first 255 bytes and a file its
     /// first 255 chapters (the limits of the 'chpl' box). May be called
     /// from any thread until `finishWriting()` begins; a file type without
-    /// chapters (`writesChapters`) takes the call and writes nothing.
+    /// chapters (`writesChapters`) takes the call and writes nothing. A
+    /// file written in fragments that becomes a regular movie also keeps
+    /// its chapters in the file as they come (see `ChapterLog`), for
+    /// `MovieRepair`; when that copy cannot be written the call throws, and
+    /// the chapter is still written at the finish.
     public func addChapter(title: String, at time: MediaTime) throws(WriterError) {
         guard time.isNumeric, time >= .zero else { throw .invalidSettings("a chapter must start at a time of 0 or later, not \(time)") }
         try lock.withLock { () throws(WriterError) in
