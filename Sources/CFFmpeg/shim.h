@@ -46,4 +46,30 @@ static const int cffmpeg_AVERROR_EXIT = AVERROR_EXIT;
 // by the custom I/O callbacks to report a failed write or seek.
 static inline int cffmpeg_averror(int errnum) { return AVERROR(errnum); }
 
+// A chapter for a muxer that writes chapters at the trailer (Matroska, WebM):
+// libavformat's own avpriv_new_chapter is private, so the AVChapter is made
+// here, with its title, and appended to the context's list, which
+// avformat_free_context frees. Returns 0, or AVERROR(ENOMEM).
+static inline int cffmpeg_add_chapter(AVFormatContext *context, int64_t id, AVRational time_base, int64_t start, int64_t end,
+                                      const char *title) {
+    AVChapter *chapter = av_mallocz(sizeof(AVChapter));
+    if (!chapter) return AVERROR(ENOMEM);
+    chapter->id = id;
+    chapter->time_base = time_base;
+    chapter->start = start;
+    chapter->end = end;
+    if (av_dict_set(&chapter->metadata, "title", title, 0) < 0) {
+        av_free(chapter);
+        return AVERROR(ENOMEM);
+    }
+    int count = (int)context->nb_chapters;
+    if (av_dynarray_add_nofree(&context->chapters, &count, chapter) < 0) {
+        av_dict_free(&chapter->metadata);
+        av_free(chapter);
+        return AVERROR(ENOMEM);
+    }
+    context->nb_chapters = (unsigned int)count;
+    return 0;
+}
+
 #endif

@@ -36,6 +36,7 @@ CAPCTL_FFMPEG_VOID(avutil, av_channel_layout_uninit, (AVChannelLayout *channel_l
 CAPCTL_FFMPEG_VOID(avutil, av_dict_free, (AVDictionary **m), (m))
 CAPCTL_FFMPEG_FUNCTION(avutil, AVDictionaryEntry *, av_dict_get, (const AVDictionary *m, const char *key, const AVDictionaryEntry *prev, int flags), (m, key, prev, flags))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_dict_set, (AVDictionary **pm, const char *key, const char *value, int flags), (pm, key, value, flags))
+CAPCTL_FFMPEG_FUNCTION(avutil, int, av_dynarray_add_nofree, (void *tab_ptr, int *nb_ptr, void *elem), (tab_ptr, nb_ptr, elem))
 CAPCTL_FFMPEG_FUNCTION(avutil, AVFrame *, av_frame_alloc, (void), ())
 CAPCTL_FFMPEG_VOID(avutil, av_frame_free, (AVFrame **frame), (frame))
 CAPCTL_FFMPEG_FUNCTION(avutil, int, av_frame_get_buffer, (AVFrame *frame, int align), (frame, align))

@@ -25,14 +25,18 @@ extension Capctl {
             group, its language, its title (for a recording, the device it came from: its name \
             and unique ID, one track per camera), and its edit list.
 
+            Then the chapters, in time order, each with its start, end and title: a recording's \
+            markers become chapters in MP4, QuickTime, Matroska and WebM (each runs from its \
+            marker to the next one, the last to the end of the file).
+
             A file cut off mid-write is read up to its last complete fragment. A file that is \
             not media, or too damaged to read, fails with status 65.
 
             With --json, one document with the fields path, format, formatName, size, duration, \
             startTime, bitRate, metadata, movieTimescale, layout (regular or fragmented), \
-            fragments, indexBeforeMedia, finished, truncated and tracks (each with title, \
-            enabled and default among its fields); times are in seconds, \
-            absent values are null.
+            fragments, indexBeforeMedia, finished, truncated, tracks (each with title, \
+            enabled and default among its fields) and chapters (each with start, end and title; \
+            empty when the file has none); times are in seconds, absent values are null.
             """
         )
 
@@ -100,6 +104,12 @@ struct MediaInfoJSON: Encodable {
         }
 
         enum CodingKeys: String, CodingKey { case duration, mediaTime }
+    }
+
+    struct Chapter: Encodable {
+        let start: Double
+        let end: Double
+        let title: String
     }
 
     struct Track: Encodable {
@@ -176,6 +186,7 @@ struct MediaInfoJSON: Encodable {
     let finished: Bool?
     let truncated: Bool
     let tracks: [Track]
+    let chapters: [Chapter]
 
     init(_ info: MediaInfo) {
         func seconds(_ time: MediaTime?) -> Double? {
@@ -205,6 +216,7 @@ struct MediaInfoJSON: Encodable {
                   alternateGroup: track.alternateGroup, language: track.language, title: track.title,
                   edits: track.edits?.map { Edit(duration: seconds($0.duration) ?? 0, mediaTime: seconds($0.mediaTime)) })
         }
+        chapters = info.chapters.map { Chapter(start: seconds($0.start) ?? 0, end: seconds($0.end) ?? 0, title: $0.title) }
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -224,11 +236,12 @@ struct MediaInfoJSON: Encodable {
         try container.encode(finished, forKey: .finished)
         try container.encode(truncated, forKey: .truncated)
         try container.encode(tracks, forKey: .tracks)
+        try container.encode(chapters, forKey: .chapters)
     }
 
     enum CodingKeys: String, CodingKey {
         case path, format, formatName, size, duration, startTime, bitRate, metadata, movieTimescale, layout, fragments, indexBeforeMedia
-        case finished, truncated, tracks
+        case finished, truncated, tracks, chapters
     }
 }
 
@@ -285,6 +298,10 @@ enum MediaInfoText {
                 }
                 lines.append("    edits: " + described.joined(separator: "; "))
             }
+        }
+        if !info.chapters.isEmpty { lines.append("  chapters:") }
+        for (number, chapter) in info.chapters.enumerated() {
+            lines.append("    \(number + 1): \(self.number(chapter.start.seconds))–\(self.number(chapter.end.seconds)) s \"\(chapter.title)\"")
         }
         return lines.joined(separator: "\n")
     }

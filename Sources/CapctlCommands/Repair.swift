@@ -18,7 +18,9 @@ extension Capctl {
             samples kept are those of every complete fragment and, of a fragment cut short, those \
             whose bytes are all there; what follows them is cut off. Pauses of a capctl recording \
             are left out as a clean finish leaves them out (capctl keeps its sessions in the \
-            file); a file from another program keeps each track's start as its fragments state it.
+            file); a file from another program keeps each track's start as its fragments state it. \
+            The markers placed while it recorded (capctl keeps them in the file too) become its \
+            chapters, as a clean finish makes them, save those past the media that was saved.
 
             A regular file is left as it is (status 0). A file a recording is still writing is \
             refused (69), as is one that is not MP4 or MOV, or that holds nothing to rebuild an \
@@ -27,9 +29,10 @@ extension Capctl {
             (77); a failed write leaves it readable as it was (74).
 
             With --json, one document: {"path", "outcome" (repaired, already-regular), \
-            "duration", "fragments", "sessions", "indexBytes", "droppedBytes", "size", \
+            "duration", "fragments", "sessions", "chapters", "indexBytes", "droppedBytes", "size", \
             "tracks": [{"trackID", "type", "samples", "duration"}]}; times in seconds, \
-            "sessions" null for a file without capctl's session record.
+            "sessions" null for a file without capctl's session record; "chapters" the number of \
+            chapters the repaired file carries.
             """
         )
 
@@ -81,6 +84,7 @@ struct RepairJSON: Encodable {
     let duration: Double
     let fragments: Int
     let sessions: Int?
+    let chapters: Int
     let indexBytes: Int
     let droppedBytes: Int64
     let size: Int64
@@ -93,6 +97,7 @@ struct RepairJSON: Encodable {
         duration = seconds(result.duration)
         fragments = result.fragments
         sessions = result.sessions
+        chapters = result.chapters.count
         indexBytes = result.indexBytes
         droppedBytes = result.droppedBytes
         size = result.fileSize
@@ -106,6 +111,7 @@ struct RepairJSON: Encodable {
         try container.encode(duration, forKey: .duration)
         try container.encode(fragments, forKey: .fragments)
         try container.encode(sessions, forKey: .sessions)
+        try container.encode(chapters, forKey: .chapters)
         try container.encode(indexBytes, forKey: .indexBytes)
         try container.encode(droppedBytes, forKey: .droppedBytes)
         try container.encode(size, forKey: .size)
@@ -113,7 +119,7 @@ struct RepairJSON: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case path, outcome, duration, fragments, sessions, indexBytes, droppedBytes, size, tracks
+        case path, outcome, duration, fragments, sessions, chapters, indexBytes, droppedBytes, size, tracks
     }
 }
 
@@ -133,6 +139,9 @@ enum RepairText {
             lines.append(written)
             if let sessions = result.sessions, sessions > 1 {
                 lines.append("  \(sessions) recording sessions laid end to end (the pauses between them left out)")
+            }
+            if !result.chapters.isEmpty {
+                lines.append("  \(result.chapters.count) chapter\(result.chapters.count == 1 ? "" : "s") from the recording's markers")
             }
             return lines.joined(separator: "\n")
         }

@@ -70,6 +70,9 @@ public struct MediaInfo: Sendable {
     public var isFinished: Bool?
     /// The file ends in the middle of a box (a recording cut off).
     public var isTruncated: Bool
+    /// Its chapters, in time order (a recording's markers; see
+    /// `MediaInfo+Chapters.swift`); empty when it has none.
+    public var chapters: [MediaChapter] = []
 
     /// Handler names muxers write when a track has no name of its own.
     static let defaultHandlerNames: Set<String> = ["VideoHandler", "SoundHandler", "DataHandler", "SubtitleHandler", "TextHandler",
@@ -220,7 +223,7 @@ public struct MediaInfo: Sendable {
             entry = next
         }
         let format = context.pointee.iformat.pointee
-        return MediaInfo(
+        var result = MediaInfo(
             path: path,
             formatName: String(cString: format.name),
             formatLongName: format.long_name.map { String(cString: $0) } ?? String(cString: format.name),
@@ -236,5 +239,7 @@ public struct MediaInfo: Sendable {
             isFragmented: structure.map(\.isFragmented),
             isFinished: structure.map(\.isFinished),
             isTruncated: structure?.isTruncated ?? (damaged != nil))
+        result.chapters = chapters(of: context, duration: file.duration)
+        return result
     }
 }

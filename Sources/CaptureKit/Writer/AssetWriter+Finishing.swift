@@ -45,7 +45,8 @@ extension AssetWriter {
         let movieScale = try chooseMovieTimescale(movie)
         let plan = editPlan(movie: movie, movieScale: movieScale, sessions: fileSessions(), origin: timeline.origin.map { _ in .zero })
         try patcher.finish(timescale: movieScale, totalDuration: plan?.duration,
-                           tracks: trackPatches(movie: movie, edits: plan?.edits), faststart: settings.faststart)
+                           tracks: trackPatches(movie: movie, edits: plan?.edits), faststart: settings.faststart,
+                           chapters: movieChapters(duration: plan?.duration, timescale: movieScale))
     }
 
     /// The edit lists that lay the tracks written into `sessions` (file
@@ -108,12 +109,13 @@ extension AssetWriter {
         let movieScale = try chooseMovieTimescale(index.movie)
         let plan = editPlan(movie: index.movie, movieScale: movieScale, sessions: fileSessions(),
                             origin: timeline.origin.map { _ in .zero }, firstDecodes: firstDecodes)
-        let movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
+        var movie = try MovieDefragmenter.regularMovie(from: index, timescale: movieScale, totalDuration: plan?.duration,
                                                        patches: trackPatches(movie: index.movie, edits: plan?.edits))
         if index.fragmentCount == 0 {
             // Nothing was recorded: a regular movie that plays nothing.
             try MovieDefragmenter(file: file).replaceInPlace(index, movie: movie)
         } else {
+            Chapters.addNeroChapters(movieChapters(duration: plan?.duration, timescale: movieScale), to: &movie)
             _ = try MovieDefragmenter(file: file).convert(index, movie: movie)
         }
     }

@@ -141,6 +141,11 @@ public final class AssetWriter: @unchecked Sendable {
     var sessionLogOffset: Int64?
     /// The header, while it waits for in-band codec configuration (see `DeferredHeader`).
     var deferredHeader: DeferredHeader?
+    /// Chapters asked for so far, by where they start on the file's timeline
+    /// (see `AssetWriter+Chapters.swift`), and where the box that keeps them
+    /// for a repair is in the file (see `ChapterLog`).
+    var chapterPoints: [(time: MediaTime, title: String)] = []
+    var chapterLogOffset: Int64?
     var isFragmented: Bool { Self.writesFragments(every: settings.fragmentInterval, in: fileType) }
 
     /// Whether a file of `fileType` with this fragment interval is written in fragments.
@@ -311,7 +316,10 @@ public final class AssetWriter: @unchecked Sendable {
             throw .invalidSettings("the \(fileType.muxerName) muxer has no option '\(String(cString: unused.pointee.key))'")
         }
         if isFragmented { try patchFragmentedMovieHeader() }
-        if becomesRegularMovie { try writeSessionLog() }
+        if becomesRegularMovie {
+            try writeSessionLog()
+            try writeChapterLog()
+        }
         try header.release { packet throws(WriterError) in try route(packet, into: format) }
     }
 
@@ -418,6 +426,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
             do throws(WriterError) {
                 try writeHeldPackets(into: format)
+                try addMuxerChapters(to: format)
                 let trailer = av_write_trailer(format)
                 if trailer < 0 { throw ioFailure(FFmpegError(call: "av_write_trailer(\(fileType.muxerName))", code: trailer)) }
                 if let error = io?.ioError { throw WriterError.io(path: outputPath, error: error) }

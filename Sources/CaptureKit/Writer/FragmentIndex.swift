@@ -111,6 +111,9 @@ struct FragmentIndex {
     var sessionLog: SessionLog?
     /// The top-level box holding the session log.
     var sessionLogBox: TopLevelBox?
+    /// The chapters capctl's writer keeps after the session log, and the box holding them.
+    var chapterLog: ChapterLog?
+    var chapterLogBox: TopLevelBox?
 
     /// Why a file cannot be read as a fragmented movie.
     enum Problem: Error, Equatable {
@@ -184,7 +187,8 @@ struct FragmentIndex {
         var index = FragmentIndex(
             fileSize: size, boxes: boxes, cutBox: cutBox, movieBox: movieEntry, movie: movie,
             isFragmented: movie.child("mvex") != nil, firstFragmentOffset: nil, fragmentCount: 0, tracks: [],
-            mediaEnd: movieEntry.end, hasFragmentIndexBox: false, hasTrailingMovie: false, sessionLog: nil, sessionLogBox: nil)
+            mediaEnd: movieEntry.end, hasFragmentIndexBox: false, hasTrailingMovie: false, sessionLog: nil, sessionLogBox: nil,
+            chapterLog: nil, chapterLogBox: nil)
         var defaults = [UInt32: TrackDefaults]()
         for trak in movie.children ?? [] where trak.type == "trak" {
             guard let tkhd = trak.child("tkhd") else { continue }
@@ -207,6 +211,17 @@ struct FragmentIndex {
                 if let log = SessionLog(payload: bytes) {
                     index.sessionLog = log
                     index.sessionLogBox = next
+                }
+            }
+        }
+        // The chapter log, right after the session log.
+        if let logBox = index.sessionLogBox, let position = boxes.firstIndex(of: logBox), position + 1 < boxes.count {
+            let next = boxes[position + 1]
+            if next.type == "free", next.size <= 1 << 20, next.size > Int64(next.headerSize) + 16 {
+                let bytes = try io { () throws(SystemCallError) in try read(next.offset + Int64(next.headerSize), Int(next.size) - next.headerSize) }
+                if let log = ChapterLog(payload: bytes) {
+                    index.chapterLog = log
+                    index.chapterLogBox = next
                 }
             }
         }

@@ -133,8 +133,8 @@ struct MovieDefragmenter {
             mediaHeader += Array("mdat".utf8)
         }
         // What the head held that readers could mistake for an index: the
-        // movie box and the session log after it.
-        let oldEnd = min(mediaDataOffset, max(index.movieBox.end, index.sessionLogBox?.end ?? 0))
+        // movie box, and the session and chapter logs after it.
+        let oldEnd = min(mediaDataOffset, max(index.movieBox.end, index.sessionLogBox?.end ?? 0, index.chapterLogBox?.end ?? 0))
         try io { () throws(SystemCallError) in
             if firstFragment - headStart <= 1 << 20 {
                 var head = [UInt8](repeating: 0, count: Int(firstFragment - headStart))

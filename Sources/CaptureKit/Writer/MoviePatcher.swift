@@ -138,12 +138,15 @@ struct MoviePatcher {
         }
     }
 
-    /// Patches the movie box and, when `faststart`, moves it in front of the
-    /// media data (after 'ftyp'), shifting the media and its chunk offsets.
-    func finish(timescale: UInt32?, totalDuration: UInt64?, tracks: [UInt32: TrackPatch], faststart: Bool) throws(WriterError) {
+    /// Patches the movie box, adds `chapters` to it (see `Chapters`), and,
+    /// when `faststart`, moves it in front of the media data (after
+    /// 'ftyp'), shifting the media and its chunk offsets.
+    func finish(timescale: UInt32?, totalDuration: UInt64?, tracks: [UInt32: TrackPatch], faststart: Bool,
+                chapters: [MediaChapter] = []) throws(WriterError) {
         let boxes = try topLevelBoxes()
         var (entry, movie) = try readMovie(boxes)
         try MoviePatcher.patch(&movie, timescale: timescale, totalDuration: totalDuration, tracks: tracks)
+        Chapters.addNeroChapters(chapters, to: &movie)
         let isLast = boxes.last?.offset == entry.offset
         let firstMediaIndex = boxes.firstIndex { $0.type != "ftyp" } ?? 0
         let insertAt = boxes[firstMediaIndex].offset

@@ -46,6 +46,10 @@ public enum MovieRepair {
         /// How many recording sessions the writer's log laid out as edits
         /// (pauses between them left out); nil when the file has no log.
         public var sessions: Int?
+        /// The chapters (a recording's markers) the writer kept in the file
+        /// and the repaired file carries; those past the media that was
+        /// saved are left out.
+        public var chapters: [MediaChapter] = []
     }
 
     /// Repairs the file at `path`, or says why it cannot.
@@ -112,9 +116,14 @@ public enum MovieRepair {
                 enabled: MovieHeader.isEnabled(tkhd.payload), alternateGroup: MovieHeader.alternateGroup(tkhd.payload))
         }
         let outcome: MovieDefragmenter.Outcome
-        let movie: MovieBox
+        var movie: MovieBox
+        // The chapters the writer kept, up to where the media was cut off.
+        let saved = MediaTime(value: Int64(clamping: plan.duration), timescale: scale)
+        let chapters = Chapters.chapters(from: (index.chapterLog?.points ?? []).filter { $0.time <= saved }.map { ($0.time, $0.title) },
+                                         duration: saved)
         do {
             movie = try MovieDefragmenter.regularMovie(from: index, timescale: nil, totalDuration: plan.duration, patches: patches)
+            Chapters.addNeroChapters(chapters, to: &movie)
             outcome = try MovieDefragmenter(file: file).convert(index, movie: movie)
         } catch {
             switch error {
@@ -127,7 +136,7 @@ public enum MovieRepair {
                       tracks: regularTracks.map { trak in summary(trak, samples: sampleCount(trak), scale: scale) },
                       duration: MediaTime(value: Int64(clamping: plan.duration), timescale: scale),
                       droppedBytes: outcome.droppedBytes, indexBytes: outcome.movieBytes, fileSize: outcome.fileSize,
-                      sessions: plan.sessions)
+                      sessions: plan.sessions, chapters: chapters)
     }
 
     private static func sampleCount(_ trak: MovieBox) -> Int {

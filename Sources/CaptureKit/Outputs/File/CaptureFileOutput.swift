@@ -220,6 +220,31 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     public func resumeRecording() { current?.resume(cause: .requested) }
 
+    /// Marks the recording under way at its current media time: the media
+    /// time its files hold so far (the file's own timeline, pauses left
+    /// out, as `recordedDuration` counts them), as the writing thread last
+    /// wrote. While paused, the marker goes where the resume will go on
+    /// (the pause point); with no file open (paused with each event in its
+    /// own file, or begun paused), at the start of the file the next resume
+    /// opens. With segments, it goes into the file being written, at its
+    /// time in that file. Any thread; returns at once.
+    ///
+    /// The finished file carries its markers as chapters (each from its
+    /// marker to the next, the last to the file's end; none before the
+    /// first) in MP4, QuickTime, M4A, Matroska and WebM, and lists them in
+    /// `RecordedFile.markers` (the only place MPEG-TS, WAV, FLAC, Ogg and
+    /// MP4 kept in fragments have them). An MP4 or QuickTime recording
+    /// written in fragments keeps its markers in the file as they come, so
+    /// that `MovieRepair` gives one that was killed its chapters; other
+    /// files killed before they finish lose them. Throws when no recording is under way
+    /// (none started, or it is stopping) or the title is empty, longer than
+    /// `RecordingMarker.maxTitleBytes` bytes of UTF-8, or holds a NUL.
+    @discardableResult
+    public func addMarker(title: String) throws(RecordingMarkerError) -> RecordingMarker {
+        guard let recording = current else { throw .notRecording }
+        return try recording.addMarker(title: title)
+    }
+
     /// A pause or resume the motion trigger asks for, if it changes anything.
     func motionTriggered(resume: Bool) {
         guard let recording = current, recording.isPaused == resume else { return }

@@ -59,7 +59,10 @@ extension FileRecording {
             file.cancelWriting()
             beginArmed()
         } else {
-            lock.withLock { (currentPath, currentPaths) = (file.path, file.parts.map(\.path)) }
+            lock.withLock {
+                (currentPath, currentPaths) = (file.path, file.parts.map(\.path))
+                markerAnchor.path = file.path
+            }
             current = file
         }
         do {

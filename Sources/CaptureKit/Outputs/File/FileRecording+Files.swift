@@ -95,6 +95,7 @@ extension FileRecording {
     }
 
     func finish(_ file: RecordingFileWriter) {
+        settleMarkers(before: file)
         if paused, file.latestEnd == nil, file.isWriting {
             // Paused with nothing written into it (switched to while paused,
             // or resumed and paused again at one frame): no file is left behind.
@@ -150,6 +151,7 @@ extension FileRecording {
                                   videoFrames: part.videoFrames, audioSamples: part.audioSamples,
                                   isComplete: error?.recordingSuccessfullyFinished ?? true)
         record.firstCaptureTime = part.videoFrames + part.audioSamples > 0 ? file.firstSessionStart : nil
+        record.markers = file.markers(within: duration)
         closedVideoFrames += part.videoFrames
         closedAudioSamples += part.audioSamples
         file.videoFrames -= part.videoFrames
@@ -243,12 +245,17 @@ extension FileRecording {
         }
         for file in draining { add(file) }
         if let current { add(current) }
+        let anchor = currentMarkerAnchor(total: duration)
+        var arrived: [RecordingMarker] = []
         lock.withLock {
             stats.duration = duration
             stats.bytes = bytes
             stats.videoFrames = closedVideoFrames + frames
             stats.audioSamples = closedAudioSamples + samples
+            markerAnchor = anchor
+            if !pendingMarkers.isEmpty { swap(&arrived, &pendingMarkers) }
         }
+        if !arrived.isEmpty || !waitingMarkers.isEmpty { deliverMarkers(arrived) }
     }
 
     func delegateCall(_ body: (CaptureFileOutput, any CaptureFileOutputRecordingDelegate) -> Void) {

@@ -28,8 +28,9 @@ extension FileRecording {
             // Nothing was written into it (a resume and a pause at the same
             // frame, or paused before its first frame): no empty file waits
             // on disk for the next resume, which makes it. Its number goes
-            // to that file.
+            // to that file, and so do its markers.
             file.cancelWriting()
+            keepMarkers(of: file)
             fileCount -= 1
             pendingAudio = []
             current = nil

@@ -55,6 +55,7 @@ final class FileRecording: @unchecked Sendable {
         preRollMemoryLimit = output.preRollMemoryLimit
         startsNewFileOnResume = output.startsNewFileOnResume
         stopsOnDeviceLoss = output.stopsOnDeviceLoss
+        markerAnchor.path = files.path(number: 1)
     }
 
     /// How much media a pause keeps for the resume to write first (nil: none).
@@ -206,6 +207,10 @@ final class FileRecording: @unchecked Sendable {
     var currentPaths: [String] = []
     /// The writing thread, once it runs (asked from other threads: under `lock`).
     var writingThreadID: pthread_t?
+    /// Where a marker placed now goes, and markers placed that the writing
+    /// thread has not taken yet (see `FileRecording+Markers.swift`).
+    var markerAnchor = MarkerAnchor(fileIndex: 1, path: "", fileTime: .zero, recordingTime: .zero)
+    var pendingMarkers: [RecordingMarker] = []
 
     // Writing thread only.
     var inputs: [CaptureInput] = []
@@ -215,6 +220,10 @@ final class FileRecording: @unchecked Sendable {
     var thread: CaptureThread?
     var current: RecordingFileWriter?
     var draining: [RecordingFileWriter] = []
+    /// Markers taken whose file is not open yet (the next resume opens it),
+    /// and the name that file will have, as far as it can be told now.
+    var waitingMarkers: [RecordingMarker] = []
+    var nextFileGuess: (number: Int, path: String)?
     var fileCount = 0
     var closedVideoFrames = 0
     var closedAudioSamples = 0

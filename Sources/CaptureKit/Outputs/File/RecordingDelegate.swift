@@ -81,6 +81,11 @@ public struct RecordedFile: Sendable, Hashable {
     /// (`MonotonicClock`); with a pre-roll, before the resume that wrote it.
     /// nil for a file that holds nothing.
     public var firstCaptureTime: MediaTime?
+    /// The markers placed in it (`CaptureFileOutput.addMarker(title:)`), in
+    /// time order: its chapters in MP4, QuickTime, M4A, Matroska and WebM;
+    /// in MPEG-TS, WAV, FLAC, Ogg and MP4 kept in fragments, which have no
+    /// chapters, only this listing has them.
+    public var markers: [RecordingMarker] = []
 }
 
 /// Totals of a recording so far.

@@ -48,6 +48,8 @@ final class RecordingFileWriter {
     /// device ended it: what its `didFinishRecordingTo` reports (the file
     /// is complete all the same).
     var endError: RecordingError?
+    /// The markers placed in it (see `FileRecording+Markers.swift`).
+    var markers: [RecordingMarker] = []
     /// The largest growth of the estimated size from one video frame (or audio buffer) to the next.
     var largestStep: Int64 = 0
     var lastEstimate: Int64 = 0

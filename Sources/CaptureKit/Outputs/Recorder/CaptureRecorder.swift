@@ -196,6 +196,15 @@ public final class CaptureRecorder: Sendable {
     /// Finishes the current file at the next video frame and goes on in the next one the template names.
     public func switchToNextFile() { fileOutput?.switchToNextFile() }
 
+    /// Marks the recording at its current media time (see
+    /// `CaptureFileOutput.addMarker(title:)`); the files carry the markers
+    /// as chapters. Throws `noFile` for a recorder that only streams.
+    @discardableResult
+    public func addMarker(title: String) throws(RecordingMarkerError) -> RecordingMarker {
+        guard let fileOutput else { throw .noFile }
+        return try fileOutput.addMarker(title: title)
+    }
+
     /// Stops: the file is finished at the next video frame (the streams
     /// with it); without a file, the recording ends now and its streams
     /// stop in `finish()`.
