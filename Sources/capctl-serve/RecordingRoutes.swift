@@ -15,6 +15,11 @@ extension ServiceRouter {
         router.get("recordings/:id") { _, context in
             json(try service.recordingStatus(try parameter("id", context)))
         }
+        router.post("recordings/:id/markers") { request, context in
+            let id = try parameter("id", context)
+            let body = try await object(request, context: context)
+            return json(try service.addMarker(body, recording: id), status: .created)
+        }
         for action in [CaptureService.RecordingRequest.pause, .resume, .switch, .stop] {
             router.post("recordings/:id/\(action.rawValue)") { _, context in
                 let id = try parameter("id", context)

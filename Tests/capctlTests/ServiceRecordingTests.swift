@@ -90,6 +90,53 @@ import Testing
         #expect(service.stop() == 0)
     }
 
+    @Test func markersBecomeChaptersReadBackByFFprobeAndMKVToolNix() throws {
+        let service = try RunningService()
+        let mp4 = try #require(try service.request("POST", "/recordings", body: #"{"file": "m.mp4"}"#).json["id"] as? String)
+        let mkv = try #require(try service.request("POST", "/recordings", body: #"{"file": "m.mkv"}"#).json["id"] as? String)
+        usleep(1_000_000)
+        var placed: [String: [(title: String, time: Double)]] = [:]
+        for (index, title) in ["door opened", "door closed"].enumerated() {
+            for id in [mp4, mkv] {
+                let reply = try service.request("POST", "/recordings/\(id)/markers", body: #"{"title": "\#(title)"}"#)
+                #expect(reply.status == 201, "\(reply.body)")
+                #expect(reply.json["title"] as? String == title)
+                placed[id, default: []].append((title, try #require(reply.json["fileTime"] as? Double)))
+            }
+            if index == 0 { usleep(1_200_000) }
+        }
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"title": ""}"#).status == 400)
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"name": "x"}"#).status == 400)
+        usleep(500_000)
+        for id in [mp4, mkv] { #expect(try service.request("POST", "/recordings/\(id)/stop").status == 200) }
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"title": "late"}"#).status == 409)
+        let listed = try service.request("GET", "/recordings/\(mp4)").json["markers"] as? [[String: Any]]
+        #expect(listed?.map { $0["title"] as? String } == ["door opened", "door closed"])
+        #expect(service.events("marker", recording: mkv).count == 2)
+
+        for (id, name) in [(mp4, "m.mp4"), (mkv, "m.mkv")] {
+            let path = service.folder.appendingPathComponent(name).path
+            let probe = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", path]).stdout
+            let chapters = try #require((RunningService.object(probe)?["chapters"] as? [[String: Any]]), "\(probe)")
+            let expected = try #require(placed[id])
+            #expect(chapters.count == expected.count, "\(name): \(probe)")
+            for (chapter, marker) in zip(chapters, expected) {
+                #expect((chapter["tags"] as? [String: Any])?["title"] as? String == marker.title)
+                let start = Double(chapter["start_time"] as? String ?? "") ?? -1
+                // Within a frame interval of where the service said it put the marker.
+                #expect(abs(start - marker.time) <= 0.034, "\(name): chapter at \(start), marker at \(marker.time)")
+            }
+        }
+        // MKVToolNix's own reading of the chapters.
+        let chaptersXML = try runTool("mkvextract", [service.folder.appendingPathComponent("m.mkv").path, "chapters", "-"]).stdout
+        #expect(chaptersXML.contains("<ChapterString>door opened</ChapterString>")
+            && chaptersXML.contains("<ChapterString>door closed</ChapterString>"), "\(chaptersXML)")
+        let info = try CapctlRun.run(["info", "--json", service.folder.appendingPathComponent("m.mp4").path])
+        let infoChapters = RunningService.object(info.stdout)?["chapters"] as? [[String: Any]]
+        #expect(infoChapters?.compactMap { $0["title"] as? String } == ["door opened", "door closed"])
+        #expect(service.stop() == 0)
+    }
+
     @Test func badSettingsAreRefusedAndChangeNothing() throws {
         let service = try RunningService()
         let cases = [

@@ -201,6 +201,16 @@ package final class CaptureService: Sendable {
         recordings.withLock { $0.all }.filter { !$0.recorder.hasEnded }.flatMap { $0.recorder.files.map(folder.name) }
     }
 
+    /// Puts a marker in a running recording (`{"title": …}`); answers its `marker` event.
+    package func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> JSONBody {
+        guard case .string(let title)? = body["title"], body.count == 1 else {
+            throw ServiceError(.badRequest, "a marker takes one setting, title, a string such as {\"title\": \"door opened\"}")
+        }
+        let recording = try recording(id)
+        if recording.hasEnded || recording.recorder.hasEnded { throw ServiceError(.conflict, "recording \(id) has finished") }
+        return JSONBody(try recording.addMarker(title: title))
+    }
+
     // MARK: Stopping
 
     /// Finishes every recording (as `record` does on SIGINT), stops the

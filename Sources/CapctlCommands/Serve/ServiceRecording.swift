@@ -14,6 +14,7 @@ final class ServiceRecording: Sendable {
     private let folder: ServiceFolder
     /// The end, once the recording has finished: its exit status as `record` would give it.
     private let ended = Mutex<ExitStatus?>(nil)
+    private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
     /// What the service answers about a recording.
     struct Document: Encodable {
@@ -25,6 +26,8 @@ final class ServiceRecording: Sendable {
         var progress: RecordingReporter.ProgressEvent
         /// Its `finished` event, once it has ended.
         var finished: RecordingReporter.FinishedEvent?
+        /// The markers put in it, oldest first, as their `marker` events.
+        var markers: [RecordingReporter.MarkerEvent]
     }
 
     init(id: String, command: Capctl.Record, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
@@ -100,7 +103,22 @@ final class ServiceRecording: Sendable {
         let finished = reporter.finishedEvent
         let state = finished != nil ? "finished" : progress.statistics.isPaused ? "paused" : "running"
         let files = finished?.files ?? (progress.statistics.files + (recorder.hasEnded ? [] : recorder.files)).map(folder.name)
-        return Document(id: id, state: state, files: files, progress: event, finished: finished)
+        return Document(id: id, state: state, files: files, progress: event, finished: finished, markers: markers.withLock { $0 })
+    }
+
+    /// Puts a marker at the recording's current media time: a chapter of the file it lands in.
+    func addMarker(title: String) throws(ServiceError) -> RecordingReporter.MarkerEvent {
+        do throws(RecordingMarkerError) {
+            let marker = try recorder.addMarker(title: title)
+            let event = reporter.marker(marker)
+            markers.withLock { $0.append(event) }
+            return event
+        } catch {
+            switch error {
+            case .notRecording, .noFile: throw ServiceError(.conflict, "recording \(id): \(error.description)")
+            default: throw ServiceError(.badRequest, error.description)
+            }
+        }
     }
 }
 

@@ -201,6 +201,15 @@ final class RecordingReporter: Sendable {
         }
     }
 
+    /// A marker was put in the recording: `mediaTime` in the whole recording, `fileTime` in its file.
+    @discardableResult
+    func marker(_ marker: RecordingMarker) -> MarkerEvent {
+        let event = MarkerEvent(time: EventTime.now(), title: marker.title, file: fileName(marker.path),
+                                fileTime: marker.time.seconds, mediaTime: marker.recordingTime.seconds)
+        emit(event) { "marker '\(marker.title)' at \(formatClock(marker.recordingTime.seconds)) in \(fileName(marker.path))" }
+        return event
+    }
+
     func segment(_ file: RecordedFile, error: RecordingError?) {
         emit(SegmentEvent(time: EventTime.now(), file: fileName(file.path), index: file.index, duration: file.duration.seconds, bytes: file.bytes,
                           frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description,
@@ -352,6 +361,17 @@ final class RecordingReporter: Sendable {
         let camera: Int
         /// The recording's media time when it went.
         let duration: Double
+    }
+
+    struct MarkerEvent: Encodable {
+        var event = "marker"
+        var time: String
+        var title: String
+        /// The file it is a chapter of, and where in it.
+        var file: String
+        var fileTime: Double
+        /// Where in the whole recording (pauses left out), as `duration` counts.
+        var mediaTime: Double
     }
 
     struct SegmentEvent: Encodable {
