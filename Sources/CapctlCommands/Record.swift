@@ -148,11 +148,7 @@ extension Capctl {
 
         @OptionGroup var capture: VideoCaptureOptions
 
-        @Option(name: .long, help: ArgumentHelp("Audio sample rate to capture at.", valueName: "hz"))
-        var sampleRate: Int?
-
-        @Option(name: .long, help: ArgumentHelp("Audio channels to capture.", valueName: "n"))
-        var channels: Int?
+        @OptionGroup var audioCapture: AudioCaptureOptions
 
         @Option(name: .long, help: ArgumentHelp("Stop at this media time.", valueName: "time"))
         var maxDuration: DurationArgument?
@@ -216,12 +212,7 @@ extension Capctl {
                                 (encoding.audioCodec != nil, "--audio-codec"), (encoding.audioBitrate != nil, "--audio-bitrate")]
                 if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
             }
-            if let sampleRate, !(8000...384_000).contains(sampleRate) {
-                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
-            }
-            if let channels, !(1...16).contains(channels) {
-                throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
-            }
+            try audioCapture.validate()
             if let maxSize, maxSize.bytes < 64 * 1024 {
                 throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
             }
@@ -326,6 +317,26 @@ struct VideoCaptureOptions: ParsableArguments {
         CaptureVideoRequest(preset: sessionPreset, width: size?.width, height: size?.height, framesPerSecond: fps?.value,
                             pixelFormat: pixelFormat, useLibv4l2: libv4l2)
     }
+}
+
+/// What `record` and `serve` ask of microphones.
+struct AudioCaptureOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Audio sample rate to capture at.", valueName: "hz"))
+    var sampleRate: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Audio channels to capture.", valueName: "n"))
+    var channels: Int?
+
+    func validate() throws {
+        if let sampleRate, !(8000...384_000).contains(sampleRate) {
+            throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
+        }
+        if let channels, !(1...16).contains(channels) {
+            throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
+        }
+    }
+
+    var request: CaptureAudioRequest { CaptureAudioRequest(sampleRate: sampleRate, channels: channels) }
 }
 
 /// How `record` encodes.

@@ -25,9 +25,9 @@ extension Capctl {
               GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
             POST /recordings with record's settings as JSON: the keys are record's long options \
             in camelCase (maxDuration, videoCodec, segmentDuration, startPaused, preRoll, \
-            resumeOn, stream …), values as on the command line or as numbers, and file, the \
+            resumeOn, stream and the others), values as on the command line or as numbers, and file, the \
             name template inside --dir: {"file": "door-%Y%m%d-%H%M%S.mp4", "maxDuration": "10m"}. \
-            It answers {"id", "file"}. GET /recordings, GET /recordings/ID (its progress); POST \
+            It answers {"id", "file", "requested"}. GET /recordings, GET /recordings/ID (its progress); POST \
             /recordings/ID/pause, /resume, /switch (next file), /stop; POST /recordings/ID/markers \
             {"title"} puts a chapter at the current media time. POST /photos takes snap's \
             settings ({"format", "quality", "count", "interval", "file"}): the photo in the answer, \
@@ -37,7 +37,7 @@ extension Capctl {
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \
-            segment, marker, finished …), each with recording, the recording's id; the service's \
+            segment, marker, finished and the others), each with recording, the recording's id; the service's \
             own are service-started and service-stopped. One line per request goes to the \
             access log (stderr, or --access-log FILE).
 
@@ -45,7 +45,7 @@ extension Capctl {
               The service listens on 127.0.0.1:8080 unless --listen says otherwise; any other \
             address needs --token-file, a file of mode 0600 holding the token every request \
             must then send as 'Authorization: Bearer TOKEN' (a token file may also be given on \
-            loopback). Requests whose Host is not the listener's address, localhost or a name \
+            loopback). Requests whose Host is neither an address, localhost nor a name \
             given with --allow-host are refused (DNS rebinding), and so are requests that change \
             something and carry an Origin other than the service's own (a web page cannot steer \
             it). Files are only inside --dir: names are relative, with no '..', no symbolic link \
@@ -66,11 +66,7 @@ extension Capctl {
 
         @OptionGroup var capture: VideoCaptureOptions
 
-        @Option(name: .long, help: ArgumentHelp("Audio sample rate to capture at.", valueName: "hz"))
-        var sampleRate: Int?
-
-        @Option(name: .long, help: ArgumentHelp("Audio channels to capture.", valueName: "n"))
-        var channels: Int?
+        @OptionGroup var audioCapture: AudioCaptureOptions
 
         @Option(name: .long, help: ArgumentHelp("The address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one).", valueName: "addr:port"))
         var listen = ListenAddress(argument: "127.0.0.1:8080")!
@@ -95,6 +91,7 @@ extension Capctl {
 
         func validate() throws {
             try capture.validate()
+            try audioCapture.validate()
             for camera in video {
                 if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
             }
@@ -104,12 +101,6 @@ extension Capctl {
             if dir.isEmpty { throw ValidationError("--dir needs a folder, such as /var/lib/capctl") }
             if !(1...64).contains(maxRecordings) {
                 throw ValidationError("--max-recordings \(maxRecordings) is out of range; use 1 to 64")
-            }
-            if let sampleRate, !(8000...384_000).contains(sampleRate) {
-                throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
-            }
-            if let channels, !(1...16).contains(channels) {
-                throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
             }
             for host in allowHost where host.isEmpty || host.contains("/") || host.contains(" ") {
                 throw ValidationError("--allow-host '\(host)' is not a host name, such as capture.example.org")

@@ -34,7 +34,7 @@ package struct ServiceConfiguration: Sendable {
         cameras = command.video.map { ($0.device.specifier, $0.request(over: shared)) }
         microphones = command.audio.map(\.specifier)
         if cameras.isEmpty && microphones.isEmpty { cameras = [("video:0", shared)] }
-        audioRequest = CaptureAudioRequest(sampleRate: command.sampleRate, channels: command.channels)
+        audioRequest = command.audioCapture.request
         holdsConfigurationLock = !command.noLock
         host = command.listen.host
         port = command.listen.port
@@ -95,23 +95,9 @@ package struct ServiceConfiguration: Sendable {
         return token
     }
 
-    /// The devices, opened as `record` opens them, each holding its
-    /// configuration lock while the session runs unless --no-lock.
+    /// The devices, opened as `record` opens them.
     func openInputs() throws -> [CaptureInput] {
-        let discovery = DeviceDiscovery()
-        var inputs: [CaptureInput] = []
-        do throws(CaptureError) {
-            for camera in cameras {
-                inputs.append(try CaptureInput(camera: camera.specifier, request: camera.request, realtime: true, discovery: discovery))
-            }
-            for microphone in microphones {
-                inputs.append(try CaptureInput(microphone: microphone, request: audioRequest, realtime: true, discovery: discovery))
-            }
-        } catch {
-            for input in inputs { input.close() }
-            throw CommandFailure(error)
-        }
-        for input in inputs { input.locksConfiguration = holdsConfigurationLock }
-        return inputs
+        try CaptureInputs.open(cameras: cameras, microphones: microphones, audioRequest: audioRequest, realtime: true,
+                               locksConfiguration: holdsConfigurationLock)
     }
 }

@@ -30,7 +30,7 @@ struct RecordRequest {
                 cameras = [("video:0", shared)]
             }
         }
-        audioRequest = CaptureAudioRequest(sampleRate: command.sampleRate, channels: command.channels)
+        audioRequest = command.audioCapture.request
         realtime = !command.capture.noRealtime
         holdsConfigurationLock = !command.noLock
         progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
@@ -134,22 +134,8 @@ final class RecordingFrontend: Sendable {
 
     /// The devices, as the command line names them, with what each is asked for.
     private func openInputs() throws -> [CaptureInput] {
-        let discovery = DeviceDiscovery()
-        var inputs: [CaptureInput] = []
-        do throws(CaptureError) {
-            for camera in request.cameras {
-                inputs.append(try CaptureInput(camera: camera.specifier, request: camera.request, realtime: request.realtime, discovery: discovery))
-            }
-            for microphone in request.audio {
-                inputs.append(try CaptureInput(microphone: microphone, request: request.audioRequest, realtime: request.realtime, discovery: discovery))
-            }
-        } catch {
-            throw CommandFailure(error)
-        }
-        // The configuration lock, as AVCaptureDevice's lockForConfiguration:
-        // taken by the session while it runs, unless --no-lock.
-        for input in inputs { input.locksConfiguration = request.holdsConfigurationLock }
-        return inputs
+        try CaptureInputs.open(cameras: request.cameras, microphones: request.audio, audioRequest: request.audioRequest,
+                               realtime: request.realtime, locksConfiguration: request.holdsConfigurationLock)
     }
 }
 

@@ -1,0 +1,27 @@
+import CaptureKit
+
+/// The devices a recording command captures from, opened as the command line names them.
+enum CaptureInputs {
+    /// Opens the cameras (each with what it is asked for), then the microphones;
+    /// each holds its configuration lock while the session runs if `locksConfiguration`
+    /// (as AVCaptureDevice's lockForConfiguration). One that fails closes those
+    /// opened before it and is a command failure naming the device.
+    static func open(cameras: [(specifier: String, request: CaptureVideoRequest)], microphones: [String],
+                     audioRequest: CaptureAudioRequest, realtime: Bool, locksConfiguration: Bool) throws -> [CaptureInput] {
+        let discovery = DeviceDiscovery()
+        var inputs: [CaptureInput] = []
+        do throws(CaptureError) {
+            for camera in cameras {
+                inputs.append(try CaptureInput(camera: camera.specifier, request: camera.request, realtime: realtime, discovery: discovery))
+            }
+            for microphone in microphones {
+                inputs.append(try CaptureInput(microphone: microphone, request: audioRequest, realtime: realtime, discovery: discovery))
+            }
+        } catch {
+            for input in inputs { input.close() }
+            throw CommandFailure(error)
+        }
+        for input in inputs { input.locksConfiguration = locksConfiguration }
+        return inputs
+    }
+}
