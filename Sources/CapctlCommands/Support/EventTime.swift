@@ -10,6 +10,21 @@ package enum EventTime {
     package static func now() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
+        return format(now)
+    }
+
+    /// The wall-clock time of a CLOCK_MONOTONIC instant (nanoseconds), such
+    /// as a frame's capture time: now, less the time since then.
+    package static func time(ofMonotonic nanoseconds: Int64) -> String {
+        var realtime = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let since = (Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec)) - nanoseconds
+        let then = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec) - since
+        return format(timespec(tv_sec: Int(then / 1_000_000_000), tv_nsec: Int(then % 1_000_000_000)))
+    }
+
+    private static func format(_ now: timespec) -> String {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)

@@ -1,0 +1,122 @@
+import CaptureKit
+import Dispatch
+import Synchronization
+
+/// The photos of one `POST /photos` request: issues them to the camera's
+/// photo output (a burst at once, a time-lapse one per interval, as `snap`
+/// does), hears the output's delegate calls on its processing thread,
+/// publishes a `photo` event for each photo, and lets the request's thread
+/// wait for the end. It never waits on the capture thread: the output hands
+/// frames over and makes photos on a thread of its own.
+final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
+    private let request: PhotoSettingsRequest
+    private let output: PhotoOutput
+    private let events: ServiceEvents
+    private let folder: ServiceFolder
+    /// Signalled once per finished request.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Written on the output's processing thread, read on the request's.
+    private struct State {
+        var photos: [CapturedPhoto] = []
+        var failure: PhotoError?
+        var done = 0
+        /// The first photo's capture time (CLOCK_MONOTONIC nanoseconds): a time-lapse is spaced from it.
+        var firstCapture: Int64?
+    }
+    private let state = Mutex(State())
+
+    init(request: PhotoSettingsRequest, output: PhotoOutput, events: ServiceEvents, folder: ServiceFolder) {
+        self.request = request
+        self.output = output
+        self.events = events
+        self.folder = folder
+    }
+
+    /// Takes the photos and waits for them: answers them in capture order,
+    /// or the first failure (no further photo is asked for after one).
+    func run() -> Result<[CapturedPhoto], PhotoError> {
+        var issued = 0
+        let intervalNanoseconds = request.interval.converted(toTimescale: MonotonicClock.timescale).value
+        // Consecutive frames: every request waits in the output at once, each taking a later frame.
+        for _ in 0..<(intervalNanoseconds <= 0 ? request.count : 1) {
+            if let failure = issue(&issued) { return .failure(failure) }
+        }
+        while true {
+            finished.wait()
+            let (done, failure, first) = state.withLock { ($0.done, $0.failure, $0.firstCapture) }
+            if done < issued { continue }
+            if let failure { return .failure(failure) }
+            if issued == request.count { return .success(state.withLock { $0.photos }) }
+            let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * intervalNanoseconds
+            let remaining = due - MonotonicClock.nowNanoseconds()
+            if remaining > 0 { _ = finished.wait(timeout: .now() + .nanoseconds(Int(remaining))) }
+            if let failure = issue(&issued) { return .failure(failure) }
+        }
+    }
+
+    /// Asks for photo `issued + 1`; answers a refusal (the output fails later problems through the delegate).
+    private func issue(_ issued: inout Int) -> PhotoError? {
+        let path: String?
+        do { path = try request.path(number: issued + 1) } catch {
+            return .cannotWrite(path: request.name(number: issued + 1) ?? "", reason: error.message)
+        }
+        let settings = PhotoSettings(format: request.format, quality: request.quality, flashMode: request.flash, outputPath: path)
+        do {
+            try output.capturePhoto(with: settings, delegate: self)
+        } catch {
+            return error
+        }
+        issued += 1
+        return nil
+    }
+
+    // MARK: Delegate (the output's processing thread)
+
+    func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings, timestamp: MediaTime) {
+        guard timestamp.isNumeric else { return }
+        let stamp = timestamp.converted(toTimescale: MonotonicClock.timescale).value
+        state.withLock { if $0.firstCapture == nil { $0.firstCapture = stamp } }
+    }
+
+    func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: CapturedPhoto) {
+        state.withLock { $0.photos.append(photo) }
+        var event = SnapReporter.Event("photo", photo.resolvedSettings)
+        event.path = photo.path.map(folder.name)
+        event.sidecar = photo.sidecarPath.map(folder.name)
+        event.width = photo.dimensions.width
+        event.height = photo.dimensions.height
+        event.bytes = photo.byteCount
+        event.timestamp = photo.timestamp.seconds
+        event.sequence = photo.sequence
+        events.publish(CameraEvent(camera: request.camera.id, event: event))
+    }
+
+    func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: PhotoError?) {
+        if let error {
+            var event = SnapReporter.Event("photo-failed", settings)
+            event.path = settings.outputPath.map(folder.name)
+            event.error = error.description
+            events.publish(CameraEvent(camera: request.camera.id, event: event))
+        }
+        state.withLock { state in
+            state.done += 1
+            if let error, state.failure == nil { state.failure = error }
+        }
+        finished.signal()
+    }
+}
+
+/// An event with the id of the camera it concerns, in the same JSON object.
+struct CameraEvent<Event: Encodable>: Encodable {
+    let camera: String
+    let event: Event
+
+    private enum Keys: String, CodingKey { case camera }
+
+    func encode(to encoder: any Encoder) throws {
+        try event.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(camera, forKey: .camera)
+    }
+}
