@@ -44,6 +44,8 @@ package final class CaptureService: Sendable {
             session.addOutput(output)
             // A photo output takes the first camera whose connection is on: this one's alone.
             for connection in output.connections where connection.input !== camera { connection.isEnabled = false }
+            // Fired through the session's capturing handle, which the camera's configuration lock lets through.
+            output.flashDevice = camera.sessionPhotoFlash()
             photoOutputs.append((camera, output))
         }
         self.photoOutputs = photoOutputs
