@@ -7,8 +7,8 @@ extension ServiceRouter {
     static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
         router.post("photos") { request, context in
             let settings = try await object(request, context: context)
-            // Waiting for the camera's next frames blocks: off the event loop.
-            switch try await offload({ try service.takePhotos(settings) }) {
+            // Waits for the camera's frames without holding a thread.
+            switch try await service.takePhotos(settings) {
             case .files(let body):
                 return json(body, status: .created)
             case .image(let bytes, let contentType, let fields):

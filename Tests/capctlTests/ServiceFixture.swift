@@ -54,24 +54,12 @@ final class ServiceFixture {
 
     /// One HTTP request with curl; `body` is sent as JSON.
     func request(_ method: String, _ path: String, json body: String? = nil) throws -> ServiceResponse {
-        let scratch = NSTemporaryDirectory() + "/capctl-curl-\(UUID().uuidString)"
-        defer {
-            try? FileManager.default.removeItem(atPath: scratch + ".headers")
-            try? FileManager.default.removeItem(atPath: scratch + ".body")
-        }
-        var arguments = ["-s", "-X", method, "-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code}", "--max-time", "60"]
-        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
-        arguments.append("http://127.0.0.1:\(port)\(path)")
-        let result = try runTool("curl", arguments)
-        guard result.status == 0, let status = Int(result.stdout) else { throw ServiceFixtureError.requestFailed(method, path, result.status) }
-        let headerText = (try? String(contentsOfFile: scratch + ".headers", encoding: .utf8)) ?? ""
-        var headers: [String: String] = [:]
-        for line in headerText.split(whereSeparator: \.isNewline) {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        let data = (try? Data(contentsOf: URL(fileURLWithPath: scratch + ".body"))) ?? Data()
-        return ServiceResponse(status: status, headers: headers, body: data)
+        try start(method, path, json: body).response()
+    }
+
+    /// A request whose answer is awaited later (`PendingRequest.response()`), while the test goes on.
+    func start(_ method: String, _ path: String, json body: String? = nil) throws -> PendingRequest {
+        try PendingRequest(method: method, url: "http://127.0.0.1:\(port)\(path)", body: body)
     }
 
     /// Every event the service printed so far, in order.
@@ -86,6 +74,48 @@ final class ServiceFixture {
     var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
 
     func file(_ name: String) -> String { folder + "/" + name }
+}
+
+/// A curl running one request.
+final class PendingRequest {
+    private let process = Process()
+    private let scratch = NSTemporaryDirectory() + "/capctl-curl-\(UUID().uuidString)"
+    private let output = Pipe()
+    let description: String
+
+    init(method: String, url: String, body: String?) throws {
+        description = "\(method) \(url)"
+        var arguments = ["curl", "-s", "-X", method, "-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code}", "--max-time", "60"]
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments + [url]
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(atPath: scratch + ".headers")
+        try? FileManager.default.removeItem(atPath: scratch + ".body")
+    }
+
+    /// Waits for the answer.
+    func response() throws -> ServiceResponse {
+        let code = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let status = Int(code) else {
+            throw ServiceFixtureError.requestFailed(description, process.terminationStatus)
+        }
+        let headerText = (try? String(contentsOfFile: scratch + ".headers", encoding: .utf8)) ?? ""
+        var headers: [String: String] = [:]
+        for line in headerText.split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: scratch + ".body"))) ?? Data()
+        return ServiceResponse(status: status, headers: headers, body: data)
+    }
 }
 
 /// One answer of the service.
@@ -108,13 +138,13 @@ struct ServiceResponse {
 
 enum ServiceFixtureError: Error, CustomStringConvertible {
     case notStarted(String)
-    case requestFailed(String, String, Int32)
+    case requestFailed(String, Int32)
     case notJSON(String)
 
     var description: String {
         switch self {
         case .notStarted(let output): return "capctl serve did not start; it printed: \(output)"
-        case .requestFailed(let method, let path, let status): return "curl \(method) \(path) failed with status \(status)"
+        case .requestFailed(let request, let status): return "curl \(request) failed with status \(status)"
         case .notJSON(let text): return "not a JSON object: \(text)"
         }
     }

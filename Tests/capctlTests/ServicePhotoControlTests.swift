@@ -101,6 +101,38 @@ import Testing
         #expect(service.files == ["during-1.png", "during-2.png", "during-3.png", "rec.mp4"])
     }
 
+    @Test func eachCameraHasItsOwnPhotos() throws {
+        let service = try ServiceFixture(["--video", "test-pattern", "--video", "test-pattern,size=320x240"])
+        let first = try service.request("POST", "/photos", json: #"{"camera": 0}"#)
+        #expect(first.status == 200 && first.headers["x-photo-width"] == "640" && first.headers["x-camera"] == "0")
+        let second = try service.request("POST", "/photos", json: #"{"camera": "1", "file": "second.png"}"#)
+        #expect(second.status == 201, "\(second.text)")
+        #expect(try Self.probedSize(service.file("second.png")) == "320x240")
+        let event = service.waitForEvent(timeout: 5) { $0["event"] as? String == "photo" && $0["path"] as? String == "second.png" }
+        #expect(event?["camera"] as? String == "1")
+    }
+
+    @Test func waitingTimeLapsesHoldNoOtherRequestBack() throws {
+        let service = try ServiceFixture(["--video", "test-pattern"])
+        // More waiting requests than the machine has cores.
+        let lapses = try (1...6).map { try service.start("POST", "/photos", json: #"{"count": 2, "interval": "3s", "file": "lapse\#($0)-%n.jpg"}"#) }
+        #expect(service.waitForEvent(timeout: 20) { $0["event"] as? String == "photo" } != nil)
+        let single = try service.request("POST", "/photos", json: "{}")
+        #expect(single.status == 200)
+        #expect(try service.request("GET", "/session").status == 200)
+        let taken = try #require(Double(single.headers["x-capture-timestamp"] ?? ""))
+        for lapse in lapses {
+            let answer = try lapse.response()
+            #expect(answer.status == 201, "\(answer.text)")
+            let photos = try #require(try answer.object()["photos"] as? [[String: Any]])
+            let stamps = photos.compactMap { $0["timestamp"] as? Double }
+            #expect(stamps.count == 2)
+            // Media times: the photo asked for meanwhile was taken before any time-lapse's second one.
+            #expect(taken < stamps[1])
+            #expect(stamps[1] - stamps[0] >= 2.99)
+        }
+    }
+
     @Test func badSettingsAreRefusedAndWriteNothing() throws {
         let service = try ServiceFixture()
         let cases: [(body: String, fragment: String)] = [

@@ -41,8 +41,8 @@ extension CaptureService {
     /// Takes photos with `snap`'s settings, as JSON (see `PhotoSettingsRequest`),
     /// from the running camera: also while recordings run, which lose no
     /// frame (the photo output takes frames without holding capture back).
-    /// Blocks until the last photo is made: call it off the server's event loops.
-    package func takePhotos(_ settings: [String: JSONValue]) throws(ServiceError) -> PhotoAnswer {
+    /// Returns once the last photo is made, holding no thread meanwhile.
+    package func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> PhotoAnswer {
         let request = try PhotoSettingsRequest(settings, inputs: inputs, folder: folder)
         guard let output = photoOutputs.first(where: { $0.camera === request.camera.input })?.output else {
             throw ServiceError(.badRequest, "device \(request.camera.id) takes no photos")
@@ -50,7 +50,7 @@ extension CaptureService {
         try checkFiles(of: request)
         try checkSettings(of: request, output: output)
         let batch = ServicePhotoBatch(request: request, output: output, events: events, folder: folder)
-        switch batch.run() {
+        switch await batch.run() {
         case .failure(let error):
             throw serviceError(error)
         case .success(let photos):

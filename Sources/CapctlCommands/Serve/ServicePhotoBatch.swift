@@ -1,28 +1,27 @@
 import CaptureKit
-import Dispatch
 import Synchronization
 
 /// The photos of one `POST /photos` request: issues them to the camera's
 /// photo output (a burst at once, a time-lapse one per interval, as `snap`
 /// does), hears the output's delegate calls on its processing thread,
-/// publishes a `photo` event for each photo, and lets the request's thread
-/// wait for the end. It never waits on the capture thread: the output hands
-/// frames over and makes photos on a thread of its own.
+/// publishes a `photo` event for each photo, and lets the request wait for
+/// the end without holding a thread: the output hands frames over and makes
+/// photos on a thread of its own, and resumes the request when they are done.
 final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
     private let request: PhotoSettingsRequest
     private let output: PhotoOutput
     private let events: ServiceEvents
     private let folder: ServiceFolder
-    /// Signalled once per finished request.
-    private let finished = DispatchSemaphore(value: 0)
 
-    /// Written on the output's processing thread, read on the request's.
+    /// Written on the output's processing thread, read by the request.
     private struct State {
         var photos: [CapturedPhoto] = []
         var failure: PhotoError?
         var done = 0
         /// The first photo's capture time (CLOCK_MONOTONIC nanoseconds): a time-lapse is spaced from it.
         var firstCapture: Int64?
+        /// The request, waiting until this many photo requests are done.
+        var waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
     }
     private let state = Mutex(State())
 
@@ -35,23 +34,44 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
 
     /// Takes the photos and waits for them: answers them in capture order,
     /// or the first failure (no further photo is asked for after one).
-    func run() -> Result<[CapturedPhoto], PhotoError> {
+    func run() async -> Result<[CapturedPhoto], PhotoError> {
         var issued = 0
         let intervalNanoseconds = request.interval.converted(toTimescale: MonotonicClock.timescale).value
         // Consecutive frames: every request waits in the output at once, each taking a later frame.
         for _ in 0..<(intervalNanoseconds <= 0 ? request.count : 1) {
-            if let failure = issue(&issued) { return .failure(failure) }
+            if let failure = issue(&issued) { return await end(issued, failure) }
         }
         while true {
-            finished.wait()
-            let (done, failure, first) = state.withLock { ($0.done, $0.failure, $0.firstCapture) }
-            if done < issued { continue }
+            await waitUntilDone(issued)
+            let (failure, first) = state.withLock { ($0.failure, $0.firstCapture) }
             if let failure { return .failure(failure) }
             if issued == request.count { return .success(state.withLock { $0.photos }) }
             let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * intervalNanoseconds
             let remaining = due - MonotonicClock.nowNanoseconds()
-            if remaining > 0 { _ = finished.wait(timeout: .now() + .nanoseconds(Int(remaining))) }
-            if let failure = issue(&issued) { return .failure(failure) }
+            if remaining > 0 {
+                do { try await Task.sleep(for: .nanoseconds(remaining)) } catch {
+                    return .failure(.captureEnded("the request was cancelled after \(issued) of \(request.count) photos"))
+                }
+            }
+            if let failure = issue(&issued) { return await end(issued, failure) }
+        }
+    }
+
+    /// A refused request: the ones issued before it are waited for, so that none is left running.
+    private func end(_ issued: Int, _ failure: PhotoError) async -> Result<[CapturedPhoto], PhotoError> {
+        await waitUntilDone(issued)
+        return .failure(failure)
+    }
+
+    /// Returns once `count` photo requests are done.
+    private func waitUntilDone(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.done < count else { return true }
+                state.waiter = (count, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 
@@ -99,11 +119,14 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
             event.error = error.description
             events.publish(CameraEvent(camera: request.camera.id, event: event))
         }
-        state.withLock { state in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.done += 1
             if let error, state.failure == nil { state.failure = error }
+            guard let waiter = state.waiter, state.done >= waiter.count else { return nil }
+            state.waiter = nil
+            return waiter.continuation
         }
-        finished.signal()
+        waiter?.resume()
     }
 }
 
