@@ -49,7 +49,8 @@ extension CaptureService {
         }
         try checkFiles(of: request)
         try checkSettings(of: request, output: output)
-        let batch = ServicePhotoBatch(request: request, output: output, events: events, folder: folder)
+        let session = self.session
+        let batch = ServicePhotoBatch(request: request, output: output, events: events, folder: folder) { session.isRunning }
         switch await batch.run() {
         case .failure(let error):
             throw serviceError(error)

@@ -12,6 +12,9 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
     private let output: PhotoOutput
     private let events: ServiceEvents
     private let folder: ServiceFolder
+    /// Whether the session still runs: a photo output of a stopped session
+    /// would keep a request waiting for a start that never comes.
+    private let isRunning: @Sendable () -> Bool
 
     /// Written on the output's processing thread, read by the request.
     private struct State {
@@ -25,8 +28,10 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
     }
     private let state = Mutex(State())
 
-    init(request: PhotoSettingsRequest, output: PhotoOutput, events: ServiceEvents, folder: ServiceFolder) {
+    init(request: PhotoSettingsRequest, output: PhotoOutput, events: ServiceEvents, folder: ServiceFolder,
+         isRunning: @escaping @Sendable () -> Bool) {
         self.request = request
+        self.isRunning = isRunning
         self.output = output
         self.events = events
         self.folder = folder
@@ -47,9 +52,9 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
             if let failure { return .failure(failure) }
             if issued == request.count { return .success(state.withLock { $0.photos }) }
             let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * intervalNanoseconds
-            let remaining = due - MonotonicClock.nowNanoseconds()
-            if remaining > 0 {
-                do { try await Task.sleep(for: .nanoseconds(remaining)) } catch {
+            // In short steps, so that a service told to stop does not wait out a long interval.
+            while case let remaining = due - MonotonicClock.nowNanoseconds(), remaining > 0, isRunning() {
+                do { try await Task.sleep(for: .nanoseconds(min(remaining, 200_000_000))) } catch {
                     return .failure(.captureEnded("the request was cancelled after \(issued) of \(request.count) photos"))
                 }
             }
@@ -81,6 +86,7 @@ final class ServicePhotoBatch: PhotoCaptureDelegate, Sendable {
         do { path = try request.path(number: issued + 1) } catch {
             return .cannotWrite(path: request.name(number: issued + 1) ?? "", reason: error.message)
         }
+        guard isRunning() else { return .captureEnded("the service is stopping: the camera no longer runs") }
         let settings = PhotoSettings(format: request.format, quality: request.quality, flashMode: request.flash, outputPath: path)
         do {
             try output.capturePhoto(with: settings, delegate: self)
