@@ -81,10 +81,7 @@ extension Capctl {
         /// Every control class and the camera features, as text or one JSON document.
         private func show(_ device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON, discovery: DeviceDiscovery) throws {
             if output.json {
-                try JSONOutput.printLine(ControlsDocument(
-                    device: DeviceJSON(device, in: discovery),
-                    classes: classes.map { ControlClassJSON(id: $0.id, name: $0.name, controls: $0.controls.map(ControlJSON.init)) },
-                    features: features))
+                try JSONOutput.printLine(ControlsDocument(device: device, classes: classes, features: features, discovery: discovery))
             } else {
                 print(ControlsText.render(device: device, classes: classes, features: features))
             }
@@ -123,6 +120,13 @@ struct ControlsDocument: Encodable {
     let device: DeviceJSON
     let classes: [ControlClassJSON]
     let features: FeaturesJSON
+
+    /// The document of a device's control classes and features (`capctl serve` answers it too).
+    init(device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON, discovery: DeviceDiscovery) {
+        self.device = DeviceJSON(device, in: discovery)
+        self.classes = classes.map { ControlClassJSON(id: $0.id, name: $0.name, controls: $0.controls.map(ControlJSON.init)) }
+        self.features = features
+    }
 }
 
 struct SelectedControlsDocument: Encodable {

@@ -30,15 +30,24 @@ extension Capctl {
             It answers {"id", "file", "requested"}. GET /recordings, GET /recordings/ID (its progress); POST \
             /recordings/ID/pause, /resume, /switch (next file), /stop; POST /recordings/ID/markers \
             {"title"} puts a chapter at the current media time. POST /photos takes snap's \
-            settings ({"format", "quality", "count", "interval", "file"}): the photo in the answer, \
-            or written inside --dir with file. GET and PATCH /devices/ID/controls, POST \
-            /devices/ID/torch. GET /files, GET /files/NAME (ranges), DELETE /files/NAME. GET \
+            settings ({"format", "quality", "count", "interval", "flash", "file", "camera"}) and \
+            takes them from the running camera (the first, or camera, a device ID), also while \
+            recordings run, which lose no frame: one photo without file is the answer itself \
+            (image/jpeg, image/png, or application/octet-stream for raw, with X-Capture-Time, \
+            X-Photo-Width and X-Photo-Height headers); with file, a name template such as \
+            'shot-%3n.jpg', the photos are written inside --dir and listed (201); a burst needs \
+            file. GET /devices/ID/controls answers what 'capctl controls DEV --json' prints; \
+            PATCH /devices/ID/controls {"brightness": 10, "gain_automatic": false} sets them as \
+            'capctl set' does (automatic-mode switches first), through the camera's configuration \
+            lock the service holds, which keeps every other program out; POST /devices/ID/torch \
+            {"on": true} or {"level": 0.5} as set-torch does. GET /files, GET /files/NAME (ranges), DELETE /files/NAME. GET \
             /events: every event as Server-Sent Events.
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \
-            segment, marker, finished and the others), each with recording, the recording's id; the service's \
-            own are service-started and service-stopped. One line per request goes to the \
+            segment, marker, finished and the others), each with recording, the recording's id; photo (snap's \
+            didFinishProcessingPhoto fields, with camera) and photo-failed for each photo; the \
+            service's own are service-started and service-stopped. One line per request goes to the \
             access log (stderr, or --access-log FILE).
 
             SECURITY

@@ -1,4 +1,5 @@
 import CapctlCommands
+import Dispatch
 import Hummingbird
 
 extension ServiceRouter {
@@ -29,8 +30,13 @@ extension ServiceRouter {
     }
 
     /// Runs a call that blocks (a recording that starts or finishes waits for
-    /// its files) away from the server's event loops.
+    /// its files, a photo for its frames, a time-lapse for minutes) away from
+    /// the server's event loops and from Swift's cooperative threads: a
+    /// detached task would still block one of those, which are as many as
+    /// the cores, and a few slow requests would hold up every other.
     static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await Task.detached { try body() }.value
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
     }
 }

@@ -16,6 +16,8 @@ enum ServiceRouter {
         router.get("session") { _, _ in json(service.sessionDocument) }
         router.get("devices") { _, _ in json(["devices": service.inputDocuments]) }
         addRecordingRoutes(to: router, service: service)
+        addPhotoRoutes(to: router, service: service)
+        addDeviceRoutes(to: router, service: service)
         addFileRoutes(to: router, service: service)
         addEventRoutes(to: router, service: service)
         return router

@@ -15,8 +15,11 @@ package final class CaptureService: Sendable {
     package let folder: ServiceFolder
     let session = CaptureSession()
     let inputs: [CaptureInput]
-    /// Takes photos from the first camera while the session runs (nil without a camera).
-    let photoOutput: PhotoOutput?
+    /// Takes photos while the session runs: one output for each camera, in the inputs' order.
+    let photoOutputs: [(camera: CaptureInput, output: PhotoOutput)]
+    /// Held while the service changes a camera's controls or torch: one
+    /// request's settings are checked and applied together.
+    let controlChanges = Mutex(())
     private let startedAt = MonotonicClock.nowNanoseconds()
     private let startedTime = EventTime.now()
 
@@ -35,13 +38,17 @@ package final class CaptureService: Sendable {
         folder = ServiceFolder(root: configuration.folder)
         inputs = try configuration.openInputs()
         for input in inputs { session.addInput(input) }
-        if inputs.contains(where: { $0.mediaType == .video }) {
+        var photoOutputs: [(camera: CaptureInput, output: PhotoOutput)] = []
+        for camera in inputs where camera.mediaType == .video {
             let output = PhotoOutput()
             session.addOutput(output)
-            photoOutput = output
-        } else {
-            photoOutput = nil
+            // A photo output takes the first camera whose connection is on: this one's alone.
+            for connection in output.connections where connection.input !== camera { connection.isEnabled = false }
+            // Fired through the session's capturing handle, which the camera's configuration lock lets through.
+            output.flashDevice = camera.sessionPhotoFlash()
+            photoOutputs.append((camera, output))
         }
+        self.photoOutputs = photoOutputs
         do throws(CaptureError) {
             try session.startRunning()
         } catch {

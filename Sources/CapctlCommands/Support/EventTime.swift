@@ -14,11 +14,20 @@ package enum EventTime {
         return format(now)
     }
 
-    /// The wall-clock time at which the capture clock (CLOCK_MONOTONIC) read `time`.
+    /// The wall-clock time of a CLOCK_MONOTONIC instant (nanoseconds), such
+    /// as a frame's capture time: now, less the time since then.
+    package static func time(ofMonotonic nanoseconds: Int64) -> String {
+        var realtime = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let since = (Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec)) - nanoseconds
+        let then = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec) - since
+        return format(timespec(tv_sec: Int(then / 1_000_000_000), tv_nsec: Int(then % 1_000_000_000)))
+    }
+
+    /// The wall-clock time at which the capture clock read `time`.
     package static func wallTime(ofCaptureTime time: MediaTime) -> String {
-        let elapsed = MonotonicClock.nowNanoseconds() - time.converted(toTimescale: MonotonicClock.timescale).value
-        let wall = MonotonicClock.realtimeNanoseconds() - elapsed
-        return format(timespec(tv_sec: Int(wall / 1_000_000_000), tv_nsec: Int(wall % 1_000_000_000)))
+        self.time(ofMonotonic: time.converted(toTimescale: MonotonicClock.timescale).value)
     }
 
     private static func format(_ now: timespec) -> String {

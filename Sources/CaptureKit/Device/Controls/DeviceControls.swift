@@ -18,6 +18,9 @@ public final class DeviceControls {
     public var settleDuration: Double = 1.0
     let clock: any ControlClock
     private var lock: ConfigurationLock?
+    /// The configuration lock is held by a capture session of this process
+    /// on this very handle (see `init(capturing:path:)`): changes need no lock of their own.
+    private let lockedBySession: Bool
     private let lockDirectory: String?
     private let procRoot: String
 
@@ -29,6 +32,22 @@ public final class DeviceControls {
         self.clock = clock
         self.lockDirectory = lockDirectory
         self.procRoot = procRoot
+        lockedBySession = false
+    }
+
+    /// The controls of a camera a session of this process streams while
+    /// holding its configuration lock, reached through `node`, the handle
+    /// that captures and holds the V4L2 record priority. Another handle,
+    /// even of this process, would be refused (EBUSY); through this one the
+    /// driver takes the change. Counts as locked for configuration: the
+    /// session holds the advisory lock, so other processes stay out.
+    init(capturing node: any V4L2ControlNode, path: String) {
+        self.node = node
+        self.path = path
+        clock = MonotonicControlClock()
+        lockDirectory = nil
+        procRoot = "/proc"
+        lockedBySession = true
     }
 
     /// Opens the camera at `path` for its controls.
@@ -50,7 +69,7 @@ public final class DeviceControls {
     // MARK: Configuration lock
 
     /// Whether this object holds the device's configuration lock.
-    public var isLockedForConfiguration: Bool { lock?.isHeld ?? false }
+    public var isLockedForConfiguration: Bool { lockedBySession || (lock?.isHeld ?? false) }
 
     /// Whether the driver itself keeps other programs out while the lock is
     /// held (V4L2 priorities); nil while not locked.

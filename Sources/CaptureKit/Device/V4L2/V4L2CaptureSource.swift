@@ -64,6 +64,10 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
     /// The format, size and interval chosen from what the camera offers, once open.
     public var formatChoice: VideoFormatChoice? { state.withLock { $0.choice } }
 
+    /// The capturing handle, as a handle for the camera's controls, while
+    /// open: with the record priority on it, the one handle the driver takes changes from.
+    var captureControlNode: (any V4L2ControlNode)? { state.withLock { $0.queue?.node } as? any V4L2ControlNode }
+
     /// Frames lost by the device: sequence gaps plus skipped frames.
     public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
     public var lossLog: SampleLossLog? { losses }

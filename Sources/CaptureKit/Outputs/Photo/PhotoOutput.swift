@@ -15,6 +15,9 @@ import Glibc
 /// (see `PhotoFrameRun`) and decodes the chosen frame from there; a raw photo
 /// is the chosen access unit as it came.
 ///
+/// The photos come from the session's first camera whose connection to the
+/// output is enabled (`connections`).
+///
 /// Requests are served one at a time, in order; each takes a later frame than
 /// the one before. On the capture thread the output only counts frames and
 /// hands one over when a request waits for it, so capture never waits on an
@@ -197,7 +200,10 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Session
 
     public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
-        guard let video = inputs.first(where: { $0.mediaType == .video }), let format = video.source.videoFormat else {
+        // The first camera whose connection is enabled: a session with several
+        // cameras gives each its own photo output by disabling the others' connections.
+        guard let video = inputs.first(where: { $0.mediaType == .video && isConnectionEnabled(for: $0) }),
+              let format = video.source.videoFormat else {
             throw .source("photo output", reason: "a photo output needs a camera among the session's inputs")
         }
         let queue = BoundedQueue<Message>(capacity: 1024)

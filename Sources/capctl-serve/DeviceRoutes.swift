@@ -1,0 +1,29 @@
+import CapctlCommands
+import Hummingbird
+
+extension ServiceRouter {
+    /// `/devices/{id}/controls` and `/devices/{id}/torch`: a camera's controls
+    /// (as `capctl controls --json`), changing them (as `capctl set --json`),
+    /// and its torch (as `capctl set-torch --json`).
+    static func addDeviceRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+        router.get("devices/:id/controls") { _, context in
+            let id = try parameter("id", context)
+            return json(try await offload { try service.controlsDocument(device: id) })
+        }
+        router.patch("devices/:id/controls") { request, context in
+            let id = try parameter("id", context)
+            let settings = try await object(request, context: context)
+            // One-shot automatic modes settle for a second: off the event loop.
+            return json(try await offload { try service.applyControls(device: id, settings) })
+        }
+        router.get("devices/:id/torch") { _, context in
+            let id = try parameter("id", context)
+            return json(try await offload { try service.setTorch(device: id, [:]) })
+        }
+        router.post("devices/:id/torch") { request, context in
+            let id = try parameter("id", context)
+            let settings = try await object(request, context: context)
+            return json(try await offload { try service.setTorch(device: id, settings) })
+        }
+    }
+}

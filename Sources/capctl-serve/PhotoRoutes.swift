@@ -1,0 +1,23 @@
+import CapctlCommands
+import Hummingbird
+
+extension ServiceRouter {
+    /// `POST /photos`: photos from a running camera, answered as the image
+    /// itself, or listed once written into the folder (201).
+    static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+        router.post("photos") { request, context in
+            let settings = try await object(request, context: context)
+            // Waits for the camera's frames without holding a thread.
+            switch try await service.takePhotos(settings) {
+            case .files(let body):
+                return json(body, status: .created)
+            case .image(let bytes, let contentType, let fields):
+                var headers: HTTPFields = [.contentType: contentType, .contentLength: String(bytes.count), .cacheControl: "no-store"]
+                for field in fields {
+                    if let name = HTTPFields.Element.Name(field.name) { headers[name] = field.value }
+                }
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+        }
+    }
+}

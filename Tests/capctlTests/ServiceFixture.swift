@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+
+/// A running `capctl serve` for a test: started on 127.0.0.1 with a free port
+/// (read from its first stdout line, `service-started`) and a folder of its
+/// own (`--dir`), asked with curl, and stopped with SIGTERM. Its stdout
+/// events are collected as they come, so a test can wait for one.
+final class ServiceFixture {
+    /// The service's folder (--dir), removed with the fixture.
+    let folder: String
+    let port: Int
+    private let process: Process
+    private let output: EventLines
+
+    /// A service with these devices (and any further options).
+    init(_ arguments: [String] = ["--video", "test-pattern", "--audio", "test-tone"], startTimeout: Double = 20) throws {
+        var template = Array((NSTemporaryDirectory() + "/capctl-serve-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        folder = String(cString: made)
+        let process = Process()
+        process.executableURL = CapctlRun.binary
+        process.arguments = ["serve"] + arguments + ["--listen", "127.0.0.1:0", "--dir", folder]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        let lines = EventLines()
+        out.fileHandleForReading.readabilityHandler = { handle in lines.append(handle.availableData) }
+        try process.run()
+        self.process = process
+        output = lines
+        guard let started = lines.wait(timeout: startTimeout, for: { $0["event"] as? String == "service-started" }),
+              let port = started["port"] as? Int else {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: folder)
+            throw ServiceFixtureError.notStarted(lines.text)
+        }
+        self.port = port
+    }
+
+    deinit {
+        _ = stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Sends SIGTERM and waits for the process to end; answers its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// One HTTP request with curl; `body` is sent as JSON.
+    func request(_ method: String, _ path: String, json body: String? = nil) throws -> ServiceResponse {
+        try start(method, path, json: body).response()
+    }
+
+    /// A request whose answer is awaited later (`PendingRequest.response()`), while the test goes on.
+    func start(_ method: String, _ path: String, json body: String? = nil) throws -> PendingRequest {
+        try PendingRequest(method: method, url: "http://127.0.0.1:\(port)\(path)", body: body)
+    }
+
+    /// Every event the service printed so far, in order.
+    var events: [[String: Any]] { output.events }
+
+    /// The first event that meets `predicate`, waiting up to `timeout` seconds for it.
+    func waitForEvent(timeout: Double = 30, _ predicate: @escaping ([String: Any]) -> Bool) -> [String: Any]? {
+        output.wait(timeout: timeout, for: predicate)
+    }
+
+    /// The names of the files in the folder, sorted.
+    var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
+
+    func file(_ name: String) -> String { folder + "/" + name }
+}
+
+/// A curl running one request.
+final class PendingRequest {
+    private let process = Process()
+    private let scratch = NSTemporaryDirectory() + "/capctl-curl-\(UUID().uuidString)"
+    private let output = Pipe()
+    let description: String
+
+    init(method: String, url: String, body: String?) throws {
+        description = "\(method) \(url)"
+        var arguments = ["curl", "-s", "-X", method, "-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code}", "--max-time", "60"]
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments + [url]
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(atPath: scratch + ".headers")
+        try? FileManager.default.removeItem(atPath: scratch + ".body")
+    }
+
+    /// Waits for the answer.
+    func response() throws -> ServiceResponse {
+        let code = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let status = Int(code) else {
+            throw ServiceFixtureError.requestFailed(description, process.terminationStatus)
+        }
+        let headerText = (try? String(contentsOfFile: scratch + ".headers", encoding: .utf8)) ?? ""
+        var headers: [String: String] = [:]
+        for line in headerText.split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: scratch + ".body"))) ?? Data()
+        return ServiceResponse(status: status, headers: headers, body: data)
+    }
+}
+
+/// One answer of the service.
+struct ServiceResponse {
+    let status: Int
+    /// Header names in lower case.
+    let headers: [String: String]
+    let body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object.
+    func object() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            throw ServiceFixtureError.notJSON(text)
+        }
+        return object
+    }
+}
+
+enum ServiceFixtureError: Error, CustomStringConvertible {
+    case notStarted(String)
+    case requestFailed(String, Int32)
+    case notJSON(String)
+
+    var description: String {
+        switch self {
+        case .notStarted(let output): return "capctl serve did not start; it printed: \(output)"
+        case .requestFailed(let request, let status): return "curl \(request) failed with status \(status)"
+        case .notJSON(let text): return "not a JSON object: \(text)"
+        }
+    }
+}
+
+/// The service's stdout, collected from the pipe's reading thread and read by the test's.
+private final class EventLines: Sendable {
+    /// Bytes of a line not yet ended, and the lines so far.
+    private let state = Mutex((partial: [UInt8](), lines: [String]()))
+
+    func append(_ data: Data) {
+        guard !data.isEmpty else { return }
+        state.withLock { state in
+            state.partial += data
+            while let newline = state.partial.firstIndex(of: 10) {
+                state.lines.append(String(decoding: state.partial[..<newline], as: UTF8.self))
+                state.partial.removeSubrange(...newline)
+            }
+        }
+    }
+
+    /// Every line that is a JSON object, parsed.
+    var events: [[String: Any]] {
+        state.withLock { $0.lines }.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+
+    var text: String { state.withLock { $0.lines.joined(separator: "\n") } }
+
+    func wait(timeout: Double, for predicate: ([String: Any]) -> Bool) -> [String: Any]? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let found = events.first(where: predicate) { return found }
+            usleep(20_000)
+        }
+        return events.first(where: predicate)
+    }
+}
