@@ -30,6 +30,8 @@ package final class CaptureService: Sendable {
         var stopped = false
     }
     private let recordings = Mutex(Recordings())
+    /// How many finished recordings GET /recordings still lists (the oldest go first).
+    static let finishedRecordingsKept = 100
 
     /// Opens the devices and starts the session: a device that cannot be had
     /// is a command failure, before the service listens.
@@ -145,7 +147,15 @@ package final class CaptureService: Sendable {
         let recording = try ServiceRecording(id: id, command: command, folder: folder, events: events)
         let interval = max(0.05, command.progressInterval.time.seconds)
         // Listed before it starts, so that its first events name a recording GET /recordings knows.
-        recordings.withLock { $0.all.append(recording) }
+        recordings.withLock { state in
+            state.all.append(recording)
+            // A service that runs for months keeps the latest finished recordings, not all of them.
+            let finished = state.all.filter(\.hasEnded)
+            if finished.count > Self.finishedRecordingsKept {
+                let dropped = Set(finished.prefix(finished.count - Self.finishedRecordingsKept).map(ObjectIdentifier.init))
+                state.all.removeAll { dropped.contains(ObjectIdentifier($0)) }
+            }
+        }
         do {
             try recording.start(on: session, interval: interval)
         } catch {
