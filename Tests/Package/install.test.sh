@@ -140,7 +140,7 @@ ${1:-} capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x >/tmp
 pid=\$!
 port=
 for _ in \$(seq 200); do
-  port=\$(sed -n 's/.*"event":"service-started".*"port":\([0-9]*\).*/\1/p' /tmp/serve.out)
+  port=\$(grep '"event":"service-started"' /tmp/serve.out | sed -n 's/.*"port":\([0-9]*\).*/\1/p')
   [ -n "\$port" ] && break
   kill -0 \$pid 2>/dev/null || break
   sleep 0.05
