@@ -17,7 +17,8 @@
 #      user and devices are not tried;
 #   7. with libavformat's file emptied, `list-devices` still works and `record` fails
 #      with status 69 and one line naming the library and its package;
-#   8. `dpkg --purge capctl` removes the options file and the empty /var/lib/capctl.
+#   8. `dpkg --purge capctl` removes the options file, keeps /var/lib/capctl/recordings
+#      while it holds a recording, and removes /var/lib/capctl once it is empty.
 # The copy is an overlay over / (changes go to a tmpfs) in a private mount namespace
 # chrooted into; /opt/swift is covered by an empty folder. Nothing of it outlives the test.
 #
@@ -128,15 +129,15 @@ fi
 help=$(in_root 'capctl serve --help 2>&1') && [[ $help == *--listen* && $help == *--token-file* ]] &&
   ok "capctl serve --help" || bad "capctl serve --help: $help"
 
-# serve_script [PREFIX] [record]: a script for the chroot that starts capctl serve (after
-# PREFIX, a command that executes the rest) on a free port of 127.0.0.1, asks GET /session
-# (with "record", also records 1 s over HTTP), stops it with SIGTERM and prints what
-# happened, one "key value" a line.
+# serve_script COMMAND DIR [record]: a script for the chroot that runs COMMAND, which
+# executes (exec) a service listening on a free port of 127.0.0.1 and writing in DIR; asks
+# GET /session (with "record", also records 1 s over HTTP); stops the service with SIGTERM
+# and prints what happened, one "key value" a line.
 serve_script() {
   cat <<EOF
 set -u
-rm -rf /tmp/x && mkdir /tmp/x && cd /tmp
-${1:-} capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x >/tmp/serve.out 2>/tmp/serve.err &
+cd /tmp
+( $1 ) >/tmp/serve.out 2>/tmp/serve.err &
 pid=\$!
 port=
 for _ in \$(seq 200); do
@@ -148,11 +149,12 @@ done
 echo "exe \$(readlink /proc/\$pid/exe)"
 echo "port \$port"
 echo "session \$(curl -sS --max-time 5 -o /tmp/session.json -w '%{http_code}' http://127.0.0.1:\$port/session) \$(head -c 200 /tmp/session.json | tr -d '\n')"
-if [ "${2:-}" = record ]; then
+if [ "${3:-}" = record ]; then
   echo "record \$(curl -sS --max-time 5 -o /tmp/record.json -w '%{http_code}' -H 'Content-Type: application/json' \
     -d '{"file": "clip.mp4", "maxDuration": "1"}' http://127.0.0.1:\$port/recordings) \$(cat /tmp/record.json)"
   for _ in \$(seq 300); do grep -q '"event":"finished"' /tmp/serve.out && break; sleep 0.05; done
-  echo "duration \$(ffprobe -v error -show_entries format=duration -of csv=p=0 /tmp/x/clip.mp4 2>&1 | head -1)"
+  echo "duration \$(ffprobe -v error -show_entries format=duration -of csv=p=0 $2/clip.mp4 2>&1 | head -1)"
+  echo "owner \$(stat -c %U $2/clip.mp4)"
 fi
 kill -TERM \$pid
 wait \$pid
@@ -162,7 +164,8 @@ EOF
 # field KEY TEXT: the value of the line "KEY value" in TEXT
 field() { sed -n "s/^$1 //p" <<<"$2"; }
 
-served=$(in_root "$(serve_script)")
+in_root 'mkdir /tmp/x'
+served=$(in_root "$(serve_script 'exec capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x' /tmp/x)")
 if [[ $(field exe "$served") == "$server" && $(field session "$served") == "200 {"* && $(field status "$served") == 0 ]]; then
   ok "capctl serve --listen 127.0.0.1:0 ran $server, answered GET /session on port $(field port "$served"), exited 0 on SIGTERM"
 else
@@ -172,13 +175,25 @@ fi
 # writable and executable, in this process and what it executes. systemd's
 # MemoryDenyWriteExecute= refuses the same with a seccomp filter, which the unit asks for.
 mdwe="python3 -c 'import ctypes, os, sys; ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0 or sys.exit(\"no PR_SET_MDWE\"); os.execvp(sys.argv[1], sys.argv[1:])'"
-served=$(in_root "$(serve_script "$mdwe" record)")
+served=$(in_root "$(serve_script "exec $mdwe capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x" /tmp/x record)")
 duration=$(field duration "$served")
 if [[ $(field session "$served") == "200 "* && $(field record "$served") == 20[01]" "* && $(field status "$served") == 0 ]] &&
   awk -v d="$duration" 'BEGIN { exit !(d >= 0.9 && d <= 1.1) }'; then
   ok "under memory-deny-write-execute: capctl serve recorded $duration s over HTTP, exited 0"
 else
   echo "$served"; cat "$root/tmp/serve.err"; bad "capctl serve under memory-deny-write-execute"
+fi
+# The unit's command as the unit runs it, as far as can be done without systemd: as the user
+# capctl with its groups, in /var/lib/capctl, with the options file's options (the test
+# pattern for video:0, a free port for 8080), into /var/lib/capctl/recordings.
+unit_command='cd /var/lib/capctl && . /etc/default/capctl-serve &&
+  exec setpriv --reuid=capctl --regid=capctl --init-groups /usr/libexec/capctl/capctl-serve serve \
+    $(echo "$CAPCTL_SERVE_OPTIONS" | sed "s/video:0/test-pattern/; s/127.0.0.1:8080/127.0.0.1:0/")'
+served=$(in_root "$(serve_script "$unit_command" /var/lib/capctl/recordings record)")
+if [[ $(field record "$served") == 20[01]" "* && $(field owner "$served") == capctl && $(field status "$served") == 0 ]]; then
+  ok "the unit's command as capctl with /etc/default/capctl-serve: recorded $(field duration "$served") s into /var/lib/capctl/recordings, exited 0"
+else
+  echo "$served"; cat "$root/tmp/serve.err"; bad "the unit's command as the user capctl"
 fi
 
 groups=$(in_root 'id -nG capctl 2>&1') || true
@@ -228,10 +243,19 @@ fi
 
 umount "$root$avformat"
 
-# 8. Purge: dpkg removes the conffile, the postrm the empty /var/lib/capctl.
+# 8. Purge: dpkg removes the conffile; the postrm empties /var/lib/capctl but for the
+# recording made above (the user's, not the package's), then, with it gone, removes it.
 if in_root 'DEBIAN_FRONTEND=noninteractive dpkg --purge capctl' >"$base/purge.log" 2>&1; then
-  left=$(in_root 'ls -d /etc/default/capctl-serve /var/lib/capctl /usr/libexec/capctl 2>/dev/null') || true
-  [[ -z $left ]] && ok "dpkg --purge capctl: its options file and /var/lib/capctl are gone" || bad "dpkg --purge capctl left: $left"
+  left=$(in_root 'ls -d /etc/default/capctl-serve /usr/libexec/capctl $(find /var/lib/capctl) 2>/dev/null | tr "\n" " "') || true
+  # Again, with nothing of the user's left: installed anew, the recording removed, purged.
+  in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/$(basename "$deb") && rm /var/lib/capctl/recordings/clip.mp4 &&
+    dpkg --purge capctl" >>"$base/purge.log" 2>&1 || true
+  gone=$(in_root 'ls -d /var/lib/capctl 2>/dev/null') || true
+  if [[ $left == "/var/lib/capctl /var/lib/capctl/recordings /var/lib/capctl/recordings/clip.mp4 " && -z $gone ]]; then
+    ok "dpkg --purge capctl: the options file gone, a recording kept; without it, /var/lib/capctl gone"
+  else
+    bad "dpkg --purge capctl left: $left; once the recording was removed: ${gone:-nothing}"
+  fi
 else
   cat "$base/purge.log"; bad "dpkg --purge capctl"
 fi
