@@ -8,8 +8,17 @@
 #   4. `list-devices` loads no FFmpeg library and the recording loads them (LD_DEBUG);
 #   5. every shared object the recording has mapped belongs to a package that the
 #      package's Depends pull in (so that apt brings each one onto a fresh Debian 12);
-#   6. with libavformat's file emptied, `list-devices` still works and `record` fails
-#      with status 69 and one line naming the library and its package.
+#   6. the service: /usr/libexec/capctl/capctl-serve is installed and `capctl serve --help`
+#      works; `capctl serve --video test-pattern --listen 127.0.0.1:0` answers GET /session
+#      and exits 0 on SIGTERM; under the kernel's memory-deny-write-execute (what the unit's
+#      MemoryDenyWriteExecute= asks for) it records over HTTP; the user capctl exists, in
+#      video and audio; the unit is installed, not enabled, and systemd-analyze verify takes
+#      it. The unit itself cannot run here: no systemd runs in the chroot, so its sandbox,
+#      user and devices are not tried;
+#   7. with libavformat's file emptied, `list-devices` still works and `record` fails
+#      with status 69 and one line naming the library and its package;
+#   8. `dpkg --purge capctl` removes the options file, keeps /var/lib/capctl/recordings
+#      while it holds a recording, and removes /var/lib/capctl once it is empty.
 # The copy is an overlay over / (changes go to a tmpfs) in a private mount namespace
 # chrooted into; /opt/swift is covered by an empty folder. Nothing of it outlives the test.
 #
@@ -105,7 +114,120 @@ else
   ok "the $count shared objects a recording maps all come with Depends"
 fi
 
-# 6. Without libavformat: probes work, media commands say what is missing.
+# 6. The service.
+server=/usr/libexec/capctl/capctl-serve
+if in_root "[ -x $server ]"; then
+  libraries=$(in_root "ldd $server")
+  if grep -qE 'not found|/opt/swift|libswift|Foundation' <<<"$libraries"; then
+    echo "$libraries"; bad "the installed capctl-serve needs what is not there"
+  else
+    ok "$server installed: $(wc -l <<<"$libraries") libraries, none of a Swift toolchain"
+  fi
+else
+  bad "$server is not installed"
+fi
+help=$(in_root 'capctl serve --help 2>&1') && [[ $help == *--listen* && $help == *--token-file* ]] &&
+  ok "capctl serve --help" || bad "capctl serve --help: $help"
+
+# serve_script COMMAND DIR [record]: a script for the chroot that runs COMMAND, which
+# executes (exec) a service listening on a free port of 127.0.0.1 and writing in DIR; asks
+# GET /session (with "record", also records 1 s over HTTP); stops the service with SIGTERM
+# and prints what happened, one "key value" a line.
+serve_script() {
+  cat <<EOF
+set -u
+cd /tmp
+( $1 ) >/tmp/serve.out 2>/tmp/serve.err &
+pid=\$!
+port=
+for _ in \$(seq 200); do
+  port=\$(grep '"event":"service-started"' /tmp/serve.out | sed -n 's/.*"port":\([0-9]*\).*/\1/p')
+  [ -n "\$port" ] && break
+  kill -0 \$pid 2>/dev/null || break
+  sleep 0.05
+done
+echo "exe \$(readlink /proc/\$pid/exe)"
+echo "port \$port"
+echo "session \$(curl -sS --max-time 5 -o /tmp/session.json -w '%{http_code}' http://127.0.0.1:\$port/session) \$(head -c 200 /tmp/session.json | tr -d '\n')"
+if [ "${3:-}" = record ]; then
+  echo "record \$(curl -sS --max-time 5 -o /tmp/record.json -w '%{http_code}' -H 'Content-Type: application/json' \
+    -d '{"file": "clip.mp4", "maxDuration": "1"}' http://127.0.0.1:\$port/recordings) \$(cat /tmp/record.json)"
+  for _ in \$(seq 300); do grep -q '"event":"finished"' /tmp/serve.out && break; sleep 0.05; done
+  echo "duration \$(ffprobe -v error -show_entries format=duration -of csv=p=0 $2/clip.mp4 2>&1 | head -1)"
+  echo "owner \$(stat -c %U $2/clip.mp4)"
+fi
+kill -TERM \$pid
+wait \$pid
+echo "status \$?"
+EOF
+}
+# field KEY TEXT: the value of the line "KEY value" in TEXT
+field() { sed -n "s/^$1 //p" <<<"$2"; }
+
+in_root 'mkdir /tmp/x'
+served=$(in_root "$(serve_script 'exec capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x' /tmp/x)")
+if [[ $(field exe "$served") == "$server" && $(field session "$served") == "200 {"* && $(field status "$served") == 0 ]]; then
+  ok "capctl serve --listen 127.0.0.1:0 ran $server, answered GET /session on port $(field port "$served"), exited 0 on SIGTERM"
+else
+  echo "$served"; cat "$root/tmp/serve.err"; bad "capctl serve did not answer GET /session and exit 0 on SIGTERM"
+fi
+# prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN): from then on no mapping may become both
+# writable and executable, in this process and what it executes. systemd's
+# MemoryDenyWriteExecute= refuses the same with a seccomp filter, which the unit asks for.
+mdwe="python3 -c 'import ctypes, os, sys; ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0 or sys.exit(\"no PR_SET_MDWE\"); os.execvp(sys.argv[1], sys.argv[1:])'"
+served=$(in_root "$(serve_script "exec $mdwe capctl serve --video test-pattern --listen 127.0.0.1:0 --dir /tmp/x" /tmp/x record)")
+duration=$(field duration "$served")
+if [[ $(field session "$served") == "200 "* && $(field record "$served") == 20[01]" "* && $(field status "$served") == 0 ]] &&
+  awk -v d="$duration" 'BEGIN { exit !(d >= 0.9 && d <= 1.1) }'; then
+  ok "under memory-deny-write-execute: capctl serve recorded $duration s over HTTP, exited 0"
+else
+  echo "$served"; cat "$root/tmp/serve.err"; bad "capctl serve under memory-deny-write-execute"
+fi
+# The unit's command as the unit runs it, as far as can be done without systemd: as the user
+# capctl with its groups, in /var/lib/capctl, with the options file's options (the test
+# pattern for video:0, a free port for 8080), into /var/lib/capctl/recordings.
+unit_command='cd /var/lib/capctl && . /etc/default/capctl-serve &&
+  exec setpriv --reuid=capctl --regid=capctl --init-groups /usr/libexec/capctl/capctl-serve serve \
+    $(echo "$CAPCTL_SERVE_OPTIONS" | sed "s/video:0/test-pattern/; s/127.0.0.1:8080/127.0.0.1:0/")'
+served=$(in_root "$(serve_script "$unit_command" /var/lib/capctl/recordings record)")
+if [[ $(field record "$served") == 20[01]" "* && $(field owner "$served") == capctl && $(field status "$served") == 0 ]]; then
+  ok "the unit's command as capctl with /etc/default/capctl-serve: recorded $(field duration "$served") s into /var/lib/capctl/recordings, exited 0"
+else
+  echo "$served"; cat "$root/tmp/serve.err"; bad "the unit's command as the user capctl"
+fi
+
+groups=$(in_root 'id -nG capctl 2>&1') || true
+home=$(in_root 'getent passwd capctl | cut -d: -f6') || true
+if [[ " $groups " == *" video "* && " $groups " == *" audio "* && $home == /var/lib/capctl ]]; then
+  ok "user capctl, home $home, groups: $groups"
+else
+  bad "user capctl: groups '$groups', home '$home'"
+fi
+
+unit=/lib/systemd/system/capctl-serve.service
+if ! in_root "[ -f $unit ]"; then
+  bad "$unit is not installed"
+else
+  # systemctl works on the files alone in a chroot; no link in a .wants folder either.
+  enabled=$(in_root 'systemctl is-enabled capctl-serve.service 2>&1; ls /etc/systemd/system/*.wants/capctl-serve.service 2>/dev/null') || true
+  if [[ $enabled == disabled ]]; then ok "$unit installed, not enabled"; else bad "capctl-serve.service: is-enabled says: $enabled"; fi
+  if in_root 'command -v systemd-analyze' >/dev/null; then
+    # It warns of an unknown key or value and still exits 0: any message fails.
+    if verified=$(in_root "systemd-analyze verify $unit 2>&1") && [[ -z $verified ]]; then
+      ok "systemd-analyze verify $unit: no message"
+    else
+      bad "systemd-analyze verify $unit: $verified"
+    fi
+  else
+    # No systemd here: at least every line must be a section, a comment or a key its section knows.
+    unknown=$(in_root "cat $unit" | awk '/^\[/ { section = $0; next } /^(#|$)/ { next }
+      { key = $0; sub(/=.*/, "", key)
+        if (section key !~ /^\[Unit\](Description|Documentation|After)$|^\[Install\]WantedBy$|^\[Service\](Type|EnvironmentFile|ExecStart|User|Group|SupplementaryGroups|WorkingDirectory|UMask|KillSignal|TimeoutStopSec|Restart|RestartSec|RestartPreventExitStatus|StateDirectory|StateDirectoryMode|ReadWritePaths|Protect(System|Home|KernelTunables|KernelModules|KernelLogs|ControlGroups|Clock|Hostname)|PrivateTmp|NoNewPrivileges|CapabilityBoundingSet|RestrictSUIDSGID|RestrictRealtime|RemoveIPC|RestrictAddressFamilies|RestrictNamespaces|LockPersonality|MemoryDenyWriteExecute|SystemCallArchitectures|DevicePolicy|DeviceAllow)$/) print }')
+    [[ -z $unknown ]] && ok "$unit: every key known (no systemd-analyze here)" || bad "$unit: unknown lines: $unknown"
+  fi
+fi
+
+# 7. Without libavformat: probes work, media commands say what is missing.
 # (The overlay holds this machine's files, so the library is where the loader finds it here.)
 avformat=$(readlink -f "$(ldconfig -p | awk '$1 ~ /^libavformat\.so\.[0-9]+$/ { print $NF; exit }')")
 mount --bind /dev/null "$root$avformat"
@@ -117,6 +239,25 @@ if ((status == 69)) && [[ $(wc -l <<<"$message") -eq 1 && $message == *libavform
   ok "without libavformat: record exits 69: $message"
 else
   bad "without libavformat: record exited $status: $message"
+fi
+
+umount "$root$avformat"
+
+# 8. Purge: dpkg removes the conffile; the postrm empties /var/lib/capctl but for the
+# recording made above (the user's, not the package's), then, with it gone, removes it.
+if in_root 'DEBIAN_FRONTEND=noninteractive dpkg --purge capctl' >"$base/purge.log" 2>&1; then
+  left=$(in_root 'ls -d /etc/default/capctl-serve /usr/libexec/capctl $(find /var/lib/capctl) 2>/dev/null | tr "\n" " "') || true
+  # Again, with nothing of the user's left: installed anew, the recording removed, purged.
+  in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/$(basename "$deb") && rm /var/lib/capctl/recordings/clip.mp4 &&
+    dpkg --purge capctl" >>"$base/purge.log" 2>&1 || true
+  gone=$(in_root 'ls -d /var/lib/capctl 2>/dev/null') || true
+  if [[ $left == "/var/lib/capctl /var/lib/capctl/recordings /var/lib/capctl/recordings/clip.mp4 " && -z $gone ]]; then
+    ok "dpkg --purge capctl: the options file gone, a recording kept; without it, /var/lib/capctl gone"
+  else
+    bad "dpkg --purge capctl left: $left; once the recording was removed: ${gone:-nothing}"
+  fi
+else
+  cat "$base/purge.log"; bad "dpkg --purge capctl"
 fi
 
 if ((failed)); then echo "install.test: FAILED"; exit 1; fi

@@ -19,7 +19,7 @@ for tool in hyperfine v4l2-ctl ffmpeg /usr/bin/time; do
 done
 if [[ -z ${CAPCTL:-} ]]; then
   echo "building capctl as packaged..." >&2
-  CAPCTL=$(scripts/package.d/build)
+  CAPCTL=$(scripts/package.d/build --capctl-only)
 fi
 
 work=$(mktemp -d)
