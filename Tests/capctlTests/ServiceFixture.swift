@@ -44,13 +44,18 @@ final class ServiceFixture {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Sends SIGTERM and waits for the process to end; answers its exit status.
+    /// Sends `signal` (SIGTERM unless told) and waits for the process to end;
+    /// answers its exit status, or 128 + the signal that ended it.
     @discardableResult
-    func stop() -> Int32 {
-        if process.isRunning { process.terminate() }
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
         process.waitUntilExit()
-        return process.terminationStatus
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
+
+    var isRunning: Bool { process.isRunning }
+
+    var url: String { "http://127.0.0.1:\(port)" }
 
     /// One HTTP request with curl; `body` is sent as JSON.
     func request(_ method: String, _ path: String, json body: String? = nil) throws -> ServiceResponse {
@@ -68,6 +73,16 @@ final class ServiceFixture {
     /// The first event that meets `predicate`, waiting up to `timeout` seconds for it.
     func waitForEvent(timeout: Double = 30, _ predicate: @escaping ([String: Any]) -> Bool) -> [String: Any]? {
         output.wait(timeout: timeout, for: predicate)
+    }
+
+    /// The events named `name`, of recording `recording` if given, in order.
+    func events(_ name: String, recording: String? = nil) -> [[String: Any]] {
+        events.filter { $0["event"] as? String == name && (recording == nil || $0["recording"] as? String == recording) }
+    }
+
+    /// The first event named `name` (of `recording`), waiting up to `seconds` for it.
+    func waitForEvent(_ name: String, recording: String? = nil, seconds: Double = 20) -> [String: Any]? {
+        waitForEvent(timeout: seconds) { $0["event"] as? String == name && (recording == nil || $0["recording"] as? String == recording) }
     }
 
     /// The names of the files in the folder, sorted.
@@ -127,6 +142,9 @@ struct ServiceResponse {
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
+    /// The body as a JSON object, or an empty one.
+    var json: [String: Any] { (try? object()) ?? [:] }
+
     /// The body as a JSON object.
     func object() throws -> [String: Any] {
         guard let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
@@ -183,4 +201,9 @@ private final class EventLines: Sendable {
         }
         return events.first(where: predicate)
     }
+}
+
+/// A JSON object written as text, or nil.
+func jsonObject(_ text: String) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
 }

@@ -7,7 +7,7 @@ import Testing
 /// the event stream, and the ends a signal makes.
 @Suite(.serialized) struct ServiceRecordingTests {
     /// The recording's files, as its finished event names them, each holding the frames its segment event reported.
-    private func checkFiles(_ service: RunningService, recording: String) throws -> (finished: [String: Any], frames: Int) {
+    private func checkFiles(_ service: ServiceFixture, recording: String) throws -> (finished: [String: Any], frames: Int) {
         let finished = try #require(service.waitForEvent("finished", recording: recording, seconds: 30), "no finished event for \(recording)")
         let files = try #require(finished["files"] as? [String])
         #expect(!files.isEmpty)
@@ -15,7 +15,7 @@ import Testing
         for file in files {
             let segment = try #require(service.events("segment", recording: recording).first { $0["file"] as? String == file },
                                        "no segment event for \(file)")
-            let frames = try decodedFrames(service.folder.appendingPathComponent(file).path)
+            let frames = try decodedFrames(service.file(file))
             #expect(frames == segment["frames"] as? Int, "\(file): \(frames) frames in the file, \(segment["frames"] ?? "none") reported")
             total += frames
         }
@@ -25,9 +25,9 @@ import Testing
     }
 
     @Test func aRecordingIsPausedSwitchedAndStoppedOverHTTP() throws {
-        let service = try RunningService()
-        let created = try service.request("POST", "/recordings", body: #"{"file": "door-%2n.mp4", "videoCodec": "h264", "metadata": {"title": "Door"}}"#)
-        #expect(created.status == 201, "\(created.body)")
+        let service = try ServiceFixture()
+        let created = try service.request("POST", "/recordings", json: #"{"file": "door-%2n.mp4", "videoCodec": "h264", "metadata": {"title": "Door"}}"#)
+        #expect(created.status == 201, "\(created.text)")
         let id = try #require(created.json["id"] as? String)
         #expect(created.json["file"] as? String == "door-01.mp4")
         #expect(service.waitForEvent("started", recording: id) != nil)
@@ -66,9 +66,9 @@ import Testing
     }
 
     @Test func twoRecordingsWithOtherSettingsRunAtOnce() throws {
-        let service = try RunningService()
-        let first = try service.request("POST", "/recordings", body: #"{"file": "a.mp4"}"#).json
-        let second = try service.request("POST", "/recordings", body: #"{"file": "b.mkv", "videoCodec": "mjpeg", "maxDuration": "2s"}"#).json
+        let service = try ServiceFixture()
+        let first = try service.request("POST", "/recordings", json: #"{"file": "a.mp4"}"#).json
+        let second = try service.request("POST", "/recordings", json: #"{"file": "b.mkv", "videoCodec": "mjpeg", "maxDuration": "2s"}"#).json
         let a = try #require(first["id"] as? String), b = try #require(second["id"] as? String)
         #expect(a != b)
         // The second ends at its limit while the first goes on.
@@ -85,39 +85,39 @@ import Testing
         #expect(framesA > framesB)
         #expect(finishedA["reason"] as? String == "stopped")
         let codec = try runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0",
-                                            service.folder.appendingPathComponent("b.mkv").path]).stdout
+                                            service.file("b.mkv")]).stdout
         #expect(codec.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg")
         #expect(service.stop() == 0)
     }
 
     @Test func markersBecomeChaptersReadBackByFFprobeAndMKVToolNix() throws {
-        let service = try RunningService()
-        let mp4 = try #require(try service.request("POST", "/recordings", body: #"{"file": "m.mp4"}"#).json["id"] as? String)
-        let mkv = try #require(try service.request("POST", "/recordings", body: #"{"file": "m.mkv"}"#).json["id"] as? String)
+        let service = try ServiceFixture()
+        let mp4 = try #require(try service.request("POST", "/recordings", json: #"{"file": "m.mp4"}"#).json["id"] as? String)
+        let mkv = try #require(try service.request("POST", "/recordings", json: #"{"file": "m.mkv"}"#).json["id"] as? String)
         usleep(1_000_000)
         var placed: [String: [(title: String, time: Double)]] = [:]
         for (index, title) in ["door opened", "door closed"].enumerated() {
             for id in [mp4, mkv] {
-                let reply = try service.request("POST", "/recordings/\(id)/markers", body: #"{"title": "\#(title)"}"#)
-                #expect(reply.status == 201, "\(reply.body)")
+                let reply = try service.request("POST", "/recordings/\(id)/markers", json: #"{"title": "\#(title)"}"#)
+                #expect(reply.status == 201, "\(reply.text)")
                 #expect(reply.json["title"] as? String == title)
                 placed[id, default: []].append((title, try #require(reply.json["fileTime"] as? Double)))
             }
             if index == 0 { usleep(1_200_000) }
         }
-        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"title": ""}"#).status == 400)
-        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"name": "x"}"#).status == 400)
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", json: #"{"title": ""}"#).status == 400)
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", json: #"{"name": "x"}"#).status == 400)
         usleep(500_000)
         for id in [mp4, mkv] { #expect(try service.request("POST", "/recordings/\(id)/stop").status == 200) }
-        #expect(try service.request("POST", "/recordings/\(mp4)/markers", body: #"{"title": "late"}"#).status == 409)
+        #expect(try service.request("POST", "/recordings/\(mp4)/markers", json: #"{"title": "late"}"#).status == 409)
         let listed = try service.request("GET", "/recordings/\(mp4)").json["markers"] as? [[String: Any]]
         #expect(listed?.map { $0["title"] as? String } == ["door opened", "door closed"])
         #expect(service.events("marker", recording: mkv).count == 2)
 
         for (id, name) in [(mp4, "m.mp4"), (mkv, "m.mkv")] {
-            let path = service.folder.appendingPathComponent(name).path
+            let path = service.file(name)
             let probe = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", path]).stdout
-            let chapters = try #require((RunningService.object(probe)?["chapters"] as? [[String: Any]]), "\(probe)")
+            let chapters = try #require((jsonObject(probe)?["chapters"] as? [[String: Any]]), "\(probe)")
             let expected = try #require(placed[id])
             #expect(chapters.count == expected.count, "\(name): \(probe)")
             for (chapter, marker) in zip(chapters, expected) {
@@ -128,17 +128,17 @@ import Testing
             }
         }
         // MKVToolNix's own reading of the chapters.
-        let chaptersXML = try runTool("mkvextract", [service.folder.appendingPathComponent("m.mkv").path, "chapters", "-"]).stdout
+        let chaptersXML = try runTool("mkvextract", [service.file("m.mkv"), "chapters", "-"]).stdout
         #expect(chaptersXML.contains("<ChapterString>door opened</ChapterString>")
             && chaptersXML.contains("<ChapterString>door closed</ChapterString>"), "\(chaptersXML)")
-        let info = try CapctlRun.run(["info", "--json", service.folder.appendingPathComponent("m.mp4").path])
-        let infoChapters = RunningService.object(info.stdout)?["chapters"] as? [[String: Any]]
+        let info = try CapctlRun.run(["info", "--json", service.file("m.mp4")])
+        let infoChapters = jsonObject(info.stdout)?["chapters"] as? [[String: Any]]
         #expect(infoChapters?.compactMap { $0["title"] as? String } == ["door opened", "door closed"])
         #expect(service.stop() == 0)
     }
 
     @Test func badSettingsAreRefusedAndChangeNothing() throws {
-        let service = try RunningService()
+        let service = try ServiceFixture()
         let cases = [
             #"{"file": "x.mp4", "maxDuration": "soon"}"#,
             #"{"file": "x.mp4", "segmentDuration": "1s"}"#,
@@ -152,19 +152,19 @@ import Testing
             "{}",
         ]
         for body in cases {
-            let reply = try service.request("POST", "/recordings", body: body)
-            #expect(reply.status == 400, "\(body) → \(reply.status) \(reply.body)")
-            let message = try #require(reply.json["error"] as? String, "\(body): \(reply.body)")
+            let reply = try service.request("POST", "/recordings", json: body)
+            #expect(reply.status == 400, "\(body) → \(reply.status) \(reply.text)")
+            let message = try #require(reply.json["error"] as? String, "\(body): \(reply.text)")
             #expect(!message.isEmpty && !message.contains("\n"))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: service.folder.path).isEmpty)
+        #expect(service.files.isEmpty)
         #expect(try service.request("GET", "/recordings").json["recordings"] as? [Any] == nil
             || (try service.request("GET", "/recordings").json["recordings"] as? [Any])?.isEmpty == true)
         #expect(service.stop() == 0)
     }
 
     @Test func theEventStreamCarriesEveryEventWithItsRecording() throws {
-        let service = try RunningService()
+        let service = try ServiceFixture()
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         curl.arguments = ["-s", "-N", "--max-time", "6", service.url + "/events"]
@@ -172,7 +172,7 @@ import Testing
         curl.standardOutput = out
         try curl.run()
         usleep(300_000)
-        let id = try #require(try service.request("POST", "/recordings", body: #"{"file": "e.mp4", "maxDuration": "2s"}"#).json["id"] as? String)
+        let id = try #require(try service.request("POST", "/recordings", json: #"{"file": "e.mp4", "maxDuration": "2s"}"#).json["id"] as? String)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         curl.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
@@ -180,7 +180,7 @@ import Testing
             let lines = block.split(separator: "\n")
             guard let name = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
                   let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
-                  let object = RunningService.object(String(data)) else { return nil }
+                  let object = jsonObject(String(data)) else { return nil }
             return (String(name), object)
         }
         let names = events.filter { $0.data["recording"] as? String == id }.map(\.name)
@@ -195,9 +195,9 @@ import Testing
     }
 
     @Test func sigtermFinishesEveryRecording() throws {
-        let service = try RunningService()
-        let a = try #require(try service.request("POST", "/recordings", body: #"{"file": "t1.mp4"}"#).json["id"] as? String)
-        let b = try #require(try service.request("POST", "/recordings", body: #"{"file": "t2.mov", "startPaused": true}"#).json["id"] as? String)
+        let service = try ServiceFixture()
+        let a = try #require(try service.request("POST", "/recordings", json: #"{"file": "t1.mp4"}"#).json["id"] as? String)
+        let b = try #require(try service.request("POST", "/recordings", json: #"{"file": "t2.mov", "startPaused": true}"#).json["id"] as? String)
         #expect(try service.request("POST", "/recordings/\(b)/resume").status == 200)
         usleep(1_500_000)
         #expect(service.stop(signal: SIGTERM) == 0)
@@ -210,12 +210,12 @@ import Testing
     }
 
     @Test func aKilledServiceLeavesAFileRepairAsAfterRecord() throws {
-        let service = try RunningService()
-        _ = try #require(try service.request("POST", "/recordings", body: #"{"file": "k.mp4"}"#).json["id"] as? String)
+        let service = try ServiceFixture()
+        _ = try #require(try service.request("POST", "/recordings", json: #"{"file": "k.mp4"}"#).json["id"] as? String)
         usleep(3_500_000)
         let reported = service.events("progress").last?["frames"] as? Int ?? 0
         #expect(service.stop(signal: SIGKILL) == 128 + SIGKILL)
-        let path = service.folder.appendingPathComponent("k.mp4").path
+        let path = service.file("k.mp4")
         let repair = try CapctlRun.run(["repair", "--json", path])
         #expect(repair.status == 0, "\(repair.stderr)")
         let frames = try decodedFrames(path)
@@ -224,8 +224,8 @@ import Testing
     }
 
     @Test func loadOnTheAPIDropsNoFrameOfARecording() throws {
-        let service = try RunningService()
-        let id = try #require(try service.request("POST", "/recordings", body: #"{"file": "load.mp4", "maxDuration": "32s"}"#).json["id"] as? String)
+        let service = try ServiceFixture()
+        let id = try #require(try service.request("POST", "/recordings", json: #"{"file": "load.mp4", "maxDuration": "32s"}"#).json["id"] as? String)
         let wrk = Process()
         wrk.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
         wrk.arguments = ["-t", "2", "-c", "16", "-d", "30s", "--latency", service.url + "/session"]
@@ -245,8 +245,8 @@ import Testing
     }
 
     @Test func clientsThatLeaveMidRequestOrMidStreamHarmNothing() throws {
-        let service = try RunningService()
-        let id = try #require(try service.request("POST", "/recordings", body: #"{"file": "c.mp4", "maxDuration": "4s"}"#).json["id"] as? String)
+        let service = try ServiceFixture()
+        let id = try #require(try service.request("POST", "/recordings", json: #"{"file": "c.mp4", "maxDuration": "4s"}"#).json["id"] as? String)
         for _ in 0..<5 {
             // Half a request, then gone.
             let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
