@@ -592,7 +592,8 @@ enum OpenAPIDocument {
           "409": {
             "$ref": "#/components/responses/Conflict"
           }
-        }
+        },
+        "description": "The switch takes effect at the next keyframe. 409 when the recording has finished, is paused, streams without a file, has written nothing yet, or has not yet made the switch asked before."
       }
     },
     "/recordings/{id}/stop": {
@@ -2208,10 +2209,10 @@ enum OpenAPIDocument {
             "type": "integer"
           },
           "value": {
-            "nullable": true,
             "anyOf": [
               {
-                "type": "integer"
+                "type": "integer",
+                "nullable": true
               },
               {
                 "type": "string"

@@ -250,7 +250,8 @@ def run_once(args, st, with_token, tmp_view_ok):
         command = [st, "run", schema_path, "--url", f"http://127.0.0.1:{port}", "--checks", CHECKS, "--mode", "all",
                    "--max-examples", str(args.max_examples), "--workers", "1", "--request-timeout", "30",
                    "--generation-database", "none", "--no-color", "--exclude-path", "/events",
-                   "--suppress-health-check", "all", "--output-truncate", "true"]
+                   "--suppress-health-check", "all", "--output-truncate", "true",
+                   "--report", "vcr", "--report-vcr-path", os.path.join(artifacts, "requests.yaml")]
         if args.seed is not None:
             command += ["--seed", str(args.seed)]
         excluded = {f"{m} {p}" for m, p in missing}
@@ -298,7 +299,11 @@ def run_once(args, st, with_token, tmp_view_ok):
         status, _, body = request(port, "GET", "/recordings", token)
         running = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else []
         for identifier in running:
-            request(port, "POST", f"/recordings/{identifier}/stop", token, timeout=60)
+            try:
+                status, _, body = request(port, "POST", f"/recordings/{identifier}/stop", token, timeout=60)
+                check(status == 200, f"{label}: POST /recordings/{identifier}/stop finishes it", f"{status} {body[:300]!r}")
+            except OSError as error:
+                check(False, f"{label}: POST /recordings/{identifier}/stop answers within 60 s", str(error))
         status, _, body = request(port, "GET", "/recordings", token)
         left = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else ["?"]
         total = len(json.loads(body).get("recordings", [])) if status == 200 else 0
