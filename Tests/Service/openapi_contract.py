@@ -335,7 +335,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--capctl", default=os.path.join(ROOT, ".build", "debug", "capctl"))
     parser.add_argument("--schemathesis", default=os.path.join(ROOT, ".venv-test", "bin", "st"))
-    parser.add_argument("--max-examples", type=int, default=int(os.environ.get("CAPCTL_CONTRACT_EXAMPLES", "12")))
+    parser.add_argument("--max-examples", type=int, default=int(os.environ.get("CAPCTL_CONTRACT_EXAMPLES", "100")))
     parser.add_argument("--seed", type=int, default=os.environ.get("CAPCTL_CONTRACT_SEED"))
     parser.add_argument("--keep", action="store_true", help="keep the folders of each run")
     args = parser.parse_args()

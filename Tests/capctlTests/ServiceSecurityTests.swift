@@ -212,6 +212,13 @@ import Testing
         let service = try ServiceSecurityFixture()
         let started = try service.request("POST", "/recordings", json: #"{"file": "term.mp4"}"#)
         #expect(started.status == 201, "\(started.text)")
+        // Once it has media: a recording stopped before its first frame leaves no file.
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let progress = try service.request("GET", "/recordings/rec-1").json?["progress"] as? [String: Any]
+            if (progress?["frames"] as? Int ?? 0) > 0 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
         let status = service.stop()
         #expect(status == 0)
         #expect(service.stdout.split(separator: "\n").last?.contains("\"service-stopped\"") == true, "\(service.stdout.suffix(500))")
