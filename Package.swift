@@ -67,7 +67,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The API's OpenAPI document, the source scripts/openapi makes OpenAPIDocument.swift of.
+            exclude: ["openapi.json"]
         ),
         .executableTarget(
             name: "RecordClip",

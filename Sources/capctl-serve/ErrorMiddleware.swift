@@ -1,6 +1,7 @@
 import CapctlCommands
 import FoundationEssentials
 import Hummingbird
+import NIOCore
 
 /// Turns every failure into a response with a one-line JSON reason,
 /// `{"error": "…"}`: the service's refusals, the router's (no such path or
@@ -25,6 +26,9 @@ struct ErrorMiddleware: RouterMiddleware {
             default: message = error.body ?? error.status.reasonPhrase
             }
             return Self.response(error.status, message, headers: error.headers)
+        } catch is NIOTooManyBytesError {
+            // A body collected up to the context's limit (64 KiB) that goes on.
+            return Self.response(.contentTooLarge, "the request body is larger than 64 KiB")
         } catch is DecodingError {
             return Self.response(.badRequest, "the body is not a JSON object of the settings this request takes")
         } catch {

@@ -205,7 +205,7 @@ package final class CaptureService: Sendable {
             if recorder.progress.statistics.isPaused {
                 throw ServiceError(.conflict, "recording \(id) is paused: resume it first, or pause it and resume with file-per-event")
             }
-            recorder.switchToNextFile()
+            if let refusal = recording.switchToNextFile() { throw ServiceError(.conflict, refusal) }
         case .stop:
             recorder.stop()
             recording.finish()

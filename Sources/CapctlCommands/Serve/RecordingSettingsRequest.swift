@@ -33,7 +33,7 @@ enum RecordingSettingsRequest {
                 guard case .string(let name) = value else {
                     throw ServiceError(.badRequest, "file must be a string, a name inside the service's folder such as 'door-%Y%m%d-%H%M%S.mp4'")
                 }
-                file = try folder.path(for: name)
+                file = try folder.path(forTemplate: name)
                 continue
             }
             if let reason = refused[key] { throw ServiceError(.badRequest, "\(key) is not taken here: \(reason)") }

@@ -45,6 +45,29 @@ package struct ServiceFolder: Sendable {
         return root + "/" + name
     }
 
+    /// The path of a file name template (a recording's file, with %n and
+    /// strftime fields) inside the folder: as `path(for:)`, and its fields
+    /// stay in the last part, where none writes a '/' (%D and %x would), so
+    /// that every name it expands to lies in the folder checked here.
+    package func path(forTemplate name: String, what: String = "file") throws(ServiceError) -> String {
+        let path = try path(for: name, what: what)
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.dropLast().contains(where: { $0.contains("%") }) {
+            throw ServiceError(.badRequest, "\(what) '\(name)': % fields may only be in the file's own name, not in its folder")
+        }
+        var index = name.startIndex
+        while let percent = name[index...].firstIndex(of: "%") {
+            var field = name.index(after: percent)
+            while field < name.endIndex, name[field].isNumber { field = name.index(after: field) }
+            guard field < name.endIndex else { break }
+            if name[field] == "D" || name[field] == "x" {
+                throw ServiceError(.badRequest, "\(what) '\(name)': %\(name[field]) writes '/' (month/day/year); use %Y%m%d or %F")
+            }
+            index = name.index(after: field)
+        }
+        return path
+    }
+
     /// A regular file in the folder, by its relative name (a symbolic link is none).
     package func existingFile(_ name: String) throws(ServiceError) -> (path: String, bytes: Int64) {
         let path: String

@@ -26,7 +26,9 @@ extension MediaTime {
                 if multiplier == 60 && parts.count == 3 { guard value < 60 else { return nil } }
                 let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
                 guard !overflow else { return nil }
-                total += product
+                let (sum, sumOverflow) = total.addingReportingOverflow(product)
+                guard !sumOverflow else { return nil }
+                total = sum
                 multiplier *= 60
             }
         }
