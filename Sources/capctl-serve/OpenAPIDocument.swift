@@ -1995,7 +1995,8 @@ enum OpenAPIDocument {
           "id",
           "state",
           "files",
-          "progress"
+          "progress",
+          "markers"
         ],
         "properties": {
           "id": {
@@ -2021,6 +2022,13 @@ enum OpenAPIDocument {
           },
           "finished": {
             "$ref": "#/components/schemas/FinishedEvent"
+          },
+          "markers": {
+            "type": "array",
+            "description": "The markers put in it, oldest first, as their marker events.",
+            "items": {
+              "$ref": "#/components/schemas/Marker"
+            }
           }
         }
       },
@@ -2054,19 +2062,28 @@ enum OpenAPIDocument {
       },
       "Marker": {
         "type": "object",
+        "description": "A marker, as its marker event: a chapter of the file it landed in.",
         "required": [
-          "title",
+          "event",
           "time",
+          "title",
           "file",
-          "fileTime"
+          "fileTime",
+          "mediaTime"
         ],
         "properties": {
-          "title": {
-            "type": "string"
+          "event": {
+            "type": "string",
+            "enum": [
+              "marker"
+            ]
           },
           "time": {
-            "type": "number",
-            "description": "Media seconds in the recording."
+            "type": "string",
+            "description": "When it was put (UTC, ISO 8601 with milliseconds)."
+          },
+          "title": {
+            "type": "string"
           },
           "file": {
             "type": "string",
@@ -2075,6 +2092,10 @@ enum OpenAPIDocument {
           "fileTime": {
             "type": "number",
             "description": "Media seconds in that file."
+          },
+          "mediaTime": {
+            "type": "number",
+            "description": "Media seconds in the whole recording (pauses left out)."
           }
         }
       },

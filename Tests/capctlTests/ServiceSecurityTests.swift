@@ -105,6 +105,8 @@ import Testing
         let own = try service.request("POST", "/recordings", headers: ["Origin": "http://127.0.0.1:\(service.port)"], json: body)
         #expect(own.status == 201, "\(own.text)")
         #expect(own.header("Location") == "/recordings/rec-1")
+        // A recording stopped before its first frame leaves no file: let it write one.
+        usleep(500_000)
         let stop = try service.request("POST", "/recordings/rec-1/stop",
                                        headers: ["Origin": "http://localhost:\(service.port)", "Host": "localhost:\(service.port)"])
         #expect(stop.status == 200, "\(stop.text)")
