@@ -593,7 +593,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/Conflict"
           }
         },
-        "description": "The switch takes effect at the next keyframe. 409 when the recording has finished, is paused, streams without a file, has written nothing yet, or has not yet made the switch asked before."
+        "description": "The switch takes effect at the next keyframe, as SIGHUP does for record (while paused, the next resume writes into the next file). 409 when the recording has finished or streams without a file."
       }
     },
     "/recordings/{id}/stop": {

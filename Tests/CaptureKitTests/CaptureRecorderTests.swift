@@ -93,6 +93,35 @@ import Testing
         #expect(end.statistics.lastPreRoll.seconds >= 0.4, "\(end.statistics.lastPreRoll.seconds)")
     }
 
+    @Test(arguments: [0, 1, 2, 3])
+    func switchesAskedForBeforeAnyMediaLetTheRecordingStop(switches: Int) throws {
+        let scratch = try WriterScratchDirectory()
+        let configuration = CaptureRecorderConfiguration(destination: scratch.file("early-%n.mp4"))
+        let heard = Heard()
+        let recorder = try CaptureRecorder(configuration, delegate: heard)
+        let session = try Self.session(tone: true)
+        try recorder.start(on: session)
+        // Before the first frame reaches the file, and before the previous switch took effect.
+        for _ in 0..<switches { recorder.switchToNextFile() }
+        usleep(400_000)
+        recorder.switchToNextFile()
+        usleep(400_000)
+        recorder.stop()
+        #expect(recorder.waitUntilEnded(timeout: 10), "the recording did not end after \(switches) early switches")
+        let end = recorder.finish()
+        session.stopRunning()
+        #expect(end.reason == .stopped)
+        #expect(end.error == nil || end.error?.recordingSuccessfullyFinished == true, "\(String(describing: end.error))")
+        // Every file the recording reports holds media, and each is a file on disk.
+        let files = heard.files
+        #expect(files.count >= 2)
+        for file in files {
+            #expect(file.videoFrames > 0, "\(file.path) reported without a frame")
+            #expect(FileManager.default.fileExists(atPath: file.path))
+        }
+        #expect(files.map(\.videoFrames).reduce(0, +) == end.statistics.videoFrames)
+    }
+
     @Test func theDestinationIsCheckedBeforeAnyDeviceOpens() throws {
         let scratch = try WriterScratchDirectory()
         try Data("precious".utf8).write(to: URL(fileURLWithPath: scratch.file("taken.mp4")))

@@ -201,11 +201,7 @@ package final class CaptureService: Sendable {
         switch request {
         case .pause: recorder.pause()
         case .resume: recorder.resume()
-        case .switch:
-            if recorder.progress.statistics.isPaused {
-                throw ServiceError(.conflict, "recording \(id) is paused: resume it first, or pause it and resume with file-per-event")
-            }
-            if let refusal = recording.switchToNextFile() { throw ServiceError(.conflict, refusal) }
+        case .switch: recorder.switchToNextFile()
         case .stop:
             recorder.stop()
             recording.finish()

@@ -15,8 +15,6 @@ final class ServiceRecording: Sendable {
     /// The end, once the recording has finished: its exit status as `record` would give it.
     private let ended = Mutex<ExitStatus?>(nil)
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
-    /// The files being written when the last switch was asked for, until it takes effect.
-    private let switchedFrom = Mutex<[String]?>(nil)
 
     /// What the service answers about a recording.
     struct Document: Encodable {
@@ -97,27 +95,6 @@ final class ServiceRecording: Sendable {
     }
 
     var hasEnded: Bool { ended.withLock { $0 != nil } }
-
-    /// Switches to the next file, unless the current one has nothing in it
-    /// yet: before the recording's first media, or before the last switch
-    /// took effect (at the next keyframe). The file cut there would hold no
-    /// frame, and the recorder does not end after such a file (a stop then
-    /// waits for ever). Answers why it cannot switch now, or nil once asked.
-    func switchToNextFile() -> String? {
-        let statistics = recorder.progress.statistics
-        let files = recorder.files
-        return switchedFrom.withLock { from -> String? in
-            if statistics.videoFrames == 0 && statistics.audioSamples == 0 {
-                return "recording \(id) has written nothing yet: switch once its file has media (progress.frames in GET /recordings/\(id))"
-            }
-            if let from, from == files {
-                return "recording \(id) is still switching to its next file (at the next keyframe); ask again once it has"
-            }
-            from = files
-            recorder.switchToNextFile()
-            return nil
-        }
-    }
 
     var document: Document {
         let progress = recorder.progress

@@ -96,9 +96,15 @@ extension FileRecording {
 
     func finish(_ file: RecordingFileWriter) {
         settleMarkers(before: file)
-        if paused, file.latestEnd == nil, file.isWriting {
-            // Paused with nothing written into it (switched to while paused,
-            // or resumed and paused again at one frame): no file is left behind.
+        if paused || current != nil, file.isWriting, file.latestEnd == nil || hasVideo && file.videoFrames == 0 {
+            // No picture in it and the recording goes on: paused (switched to
+            // while paused, or resumed and paused again at one frame), or
+            // switched away from before its first frame arrived (a switch asked
+            // for as the recording began: at most some audio from before that
+            // frame, which a recording's first file leaves out too). No file is
+            // left behind and its samples count nowhere: a file without a
+            // picture cannot be finished, and its error would end a recording
+            // that goes on in the next file.
             file.cancelWriting()
             return
         }
