@@ -12,7 +12,8 @@ struct Capctl: ParsableCommand {
         discussion: """
         capctl records video and audio from V4L2 cameras and ALSA microphones to MP4, MOV, \
         MKV, WebM or MPEG-TS files (audio alone to WAV, FLAC, M4A, Ogg or Opus), and streams \
-        it to media servers over RTMP, SRT, RTSP or UDP while recording (record). It takes \
+        it to media servers over RTMP, SRT, RTSP or UDP while recording (record); it keeps \
+        devices open and takes recordings, markers, photos and settings over HTTP (serve). It takes \
         photos (snap); lists devices and the formats they offer (list-devices, formats); shows \
         and sets camera controls and the torch (controls, set, set-torch); reports devices \
         coming and going (monitor); and shows what a media file holds, repairs a recording \

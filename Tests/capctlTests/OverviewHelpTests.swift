@@ -15,7 +15,7 @@ struct OverviewHelpTests {
             guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { return nil }
             return String(name)
         }.filter { $0 != "help" }
-        #expect(listed.count == 11, "\(listed)")
+        #expect(listed.count == 12, "\(listed)")
         for name in listed {
             #expect(overview.contains("\(name),") || overview.contains("\(name))"), "the overview does not name \(name)")
         }
