@@ -3,8 +3,10 @@
 # open while recordings are started and stopped over HTTP (curl on 127.0.0.1): each file
 # holds the frames and samples its events report, and its audio the tone; the camera's
 # configuration lock is held while the service runs (another capctl is refused with 69)
-# and released when SIGTERM ends it (status 0, every recording finished); a second service
-# on the same camera is a one-line error with status 69.
+# and released when SIGTERM ends it (status 0, every recording finished); controls set
+# over HTTP go through that lock while another program stays locked out; a photo comes
+# from the running camera; a second service on the same camera is a one-line error with
+# status 69.
 source "$(dirname "$0")/lib.sh"
 need curl ffprobe ffmpeg aplay python3
 
