@@ -44,10 +44,12 @@ struct HTTPServiceHost: ServiceHost {
         var logger = Logger(label: "capctl-serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = .error
         let router = ServiceRouter.make(service: service, configuration: configuration, accessLog: accessLog)
+        // SO_REUSEADDR (Hummingbird's default): a restarted service binds at once over its
+        // old connections in TIME_WAIT, while a second listener on the port is still refused.
         let application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
-                                                    serverName: "capctl", reuseAddress: false),
+                                                    serverName: "capctl"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 service.events.publish(ServiceStateEvent(event: "service-started", time: ServiceStateEvent.now(),
