@@ -95,6 +95,9 @@ extension Capctl {
         @Option(name: .long, help: ArgumentHelp("Recordings at once, at most.", valueName: "n"))
         var maxRecordings = 8
 
+        @Option(name: .long, help: ArgumentHelp("Live-view viewers (/stream.mjpg) at once, at most; more are refused with 503.", valueName: "n"))
+        var maxViewers = 64
+
         @Flag(name: .long, help: "Do not hold the cameras' configuration lock (others may change their controls).")
         var noLock = false
 
@@ -110,6 +113,9 @@ extension Capctl {
             if dir.isEmpty { throw ValidationError("--dir needs a folder, such as /var/lib/capctl") }
             if !(1...64).contains(maxRecordings) {
                 throw ValidationError("--max-recordings \(maxRecordings) is out of range; use 1 to 64")
+            }
+            if !(1...1024).contains(maxViewers) {
+                throw ValidationError("--max-viewers \(maxViewers) is out of range; use 1 to 1024")
             }
             for host in allowHost where host.isEmpty || host.contains("/") || host.contains(" ") {
                 throw ValidationError("--allow-host '\(host)' is not a host name, such as capture.example.org")

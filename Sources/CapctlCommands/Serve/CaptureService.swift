@@ -17,6 +17,8 @@ package final class CaptureService: Sendable {
     let inputs: [CaptureInput]
     /// Takes photos while the session runs: one output for each camera, in the inputs' order.
     let photoOutputs: [(camera: CaptureInput, output: PhotoOutput)]
+    /// The cameras' live views (`GET /stream.mjpg`, `/snapshot.jpg`), encoded only while watched.
+    package let liveView = LiveViewOutput()
     /// Held while the service changes a camera's controls or torch: one
     /// request's settings are checked and applied together.
     let controlChanges = Mutex(())
@@ -51,6 +53,8 @@ package final class CaptureService: Sendable {
             photoOutputs.append((camera, output))
         }
         self.photoOutputs = photoOutputs
+        liveView.maximumViewerCount = configuration.maxViewers
+        session.addOutput(liveView)
         do throws(CaptureError) {
             try session.startRunning()
         } catch {

@@ -26,6 +26,8 @@ package struct ServiceConfiguration: Sendable {
     /// Where the access log goes: a file, or stderr when nil.
     package let accessLogPath: String?
     package let maxRecordings: Int
+    /// Live-view viewers at once, at most.
+    package let maxViewers: Int
     /// The largest request body taken, in bytes.
     package let maxBodySize = 64 * 1024
 
@@ -41,6 +43,7 @@ package struct ServiceConfiguration: Sendable {
         allowedHosts = command.allowHost.map { $0.lowercased() }
         accessLogPath = command.accessLog
         maxRecordings = command.maxRecordings
+        maxViewers = command.maxViewers
         folder = try Self.folder(command.dir)
         token = try command.tokenFile.map(Self.token)
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A source attached to a capture session, like AVCaptureDeviceInput: the
 /// session opens it, runs its capture loop, and hands its samples to every
 /// output together with the input they came from.
@@ -25,6 +27,22 @@ public class CaptureInput: @unchecked Sendable {
     private var locking = true
 
     public var mediaType: MediaType { source.mediaType }
+
+    /// Samples the session has taken from this input since it was made:
+    /// frames of a camera, sample frames (one per channel set) of a microphone.
+    public var capturedSampleCount: Int { captured.load(ordering: .relaxed) }
+    /// Samples the device itself lost (kernel sequence gaps, ALSA overruns)
+    /// while the session captured from it.
+    public var droppedSampleCount: Int { source.droppedByDevice }
+    private let captured = Atomic<Int>(0)
+
+    /// Counts a sample the session hands to its outputs (on the capture thread).
+    func count(_ sample: SampleBuffer) {
+        switch sample {
+        case .video: captured.add(1, ordering: .relaxed)
+        case .audio(let audio): captured.add(audio.frameCount, ordering: .relaxed)
+        }
+    }
 
     /// Called by the session before it opens the input: a device input
     /// whose device has no chosen format captures at `preset` (nil: the

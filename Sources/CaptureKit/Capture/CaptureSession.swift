@@ -307,6 +307,7 @@ public final class CaptureSession: Sendable {
             thread = try CaptureThread.start(name: name) { [weak self] in
                 guard let self else { return }
                 let end = input.source.run(stop: stop) { sample in
+                    input.count(sample)
                     input.compression.capture(sample)
                     for output in self.outputsSnapshot() { output.capture(sample, from: input) }
                 }
