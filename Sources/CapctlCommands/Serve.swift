@@ -41,7 +41,11 @@ extension Capctl {
             'capctl set' does (automatic-mode switches first), through the camera's configuration \
             lock the service holds, which keeps every other program out; POST /devices/ID/torch \
             {"on": true} or {"level": 0.5} as set-torch does. GET /files, GET /files/NAME (ranges), DELETE /files/NAME. GET \
-            /events: every event as Server-Sent Events.
+            /events: every event as Server-Sent Events. GET /stream.mjpg?camera=ID&width=W&fps=F \
+            (also height, quality): a camera's live view as MJPEG (multipart/x-mixed-replace) for \
+            browsers, ffmpeg, VLC and OpenCV, encoded once per view while watched, a camera's own \
+            MJPEG passed through at its size; a slow viewer misses pictures, never holds back \
+            capture; GET /snapshot.jpg: its newest picture.
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \
