@@ -18,8 +18,12 @@ struct LiveViewSchedule {
         // A quarter interval early still counts: a frame stamped a little
         // before its tick is the one nearest it.
         if let due, seconds < due - interval / 4 { return false }
-        // After a gap (a camera that stalled) the schedule starts again from now.
-        due = max((due ?? seconds) + interval, seconds + interval / 2)
+        // After a gap (a camera that stalled) the schedule starts again from this frame.
+        if let due, seconds < due + interval {
+            self.due = due + interval
+        } else {
+            due = seconds + interval
+        }
         return true
     }
 }
