@@ -14,6 +14,8 @@ final class ServiceRecording: Sendable {
     private let folder: ServiceFolder
     /// The end, once the recording has finished: its exit status as `record` would give it.
     private let ended = Mutex<ExitStatus?>(nil)
+    /// Held while the end is awaited and reported.
+    private let finishing = Mutex(())
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
     /// What the service answers about a recording.
@@ -82,14 +84,18 @@ final class ServiceRecording: Sendable {
     }
 
     /// Waits for the recording's files and streams, and reports its end (once).
+    /// Its reporting thread and a stop request (or the service's shutdown) both
+    /// call this: one at a time, so that the second waits for the first rather
+    /// than reporting before the streams are over (a stream's thread is joined
+    /// by the first caller only, and the second would not wait for it).
     @discardableResult
     func finish() -> ExitStatus {
-        let end = recorder.finish()
-        return ended.withLock { status in
-            if let status { return status }
+        finishing.withLock { _ in
+            if let status = ended.withLock({ $0 }) { return status }
+            let end = recorder.finish()
             let result = RecordingOutcome.report(end, to: reporter, streams: reporter.streamStatuses(recorder.progress.streams),
                                                  hasFile: recorder.fileOutput != nil)
-            status = result
+            ended.withLock { $0 = result }
             return result
         }
     }
