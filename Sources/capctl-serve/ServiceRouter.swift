@@ -20,6 +20,7 @@ enum ServiceRouter {
         addDeviceRoutes(to: router, service: service)
         addFileRoutes(to: router, service: service)
         addEventRoutes(to: router, service: service)
+        addMetricsRoutes(to: router, service: service, accessLog: accessLog)
         return router
     }
 
