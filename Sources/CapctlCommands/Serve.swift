@@ -45,7 +45,10 @@ extension Capctl {
             (also height, quality): a camera's live view as MJPEG (multipart/x-mixed-replace) for \
             browsers, ffmpeg, VLC and OpenCV, encoded once per view while watched, a camera's own \
             MJPEG passed through at its size; a slow viewer misses pictures, never holds back \
-            capture; GET /snapshot.jpg: its newest picture.
+            capture; GET /snapshot.jpg: its newest picture. GET /metrics answers the inputs', \
+            recordings', streams' and live views' numbers in Prometheus's text format (0.0.4), \
+            under the same token and Host rules as every request (a scrape configuration sends the \
+            token with authorization: {credentials_file: FILE}).
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \

@@ -21,6 +21,7 @@ enum ServiceRouter {
         addFileRoutes(to: router, service: service)
         addEventRoutes(to: router, service: service)
         addLiveViewRoutes(to: router, service: service)
+        addMetricsRoutes(to: router, service: service, accessLog: accessLog)
         return router
     }
 

@@ -22,7 +22,10 @@ package final class CaptureService: Sendable {
     /// Held while the service changes a camera's controls or torch: one
     /// request's settings are checked and applied together.
     let controlChanges = Mutex(())
-    private let startedAt = MonotonicClock.nowNanoseconds()
+    /// The metrics' totals kept between scrapes (`metricsExposition()`).
+    let metrics = ServiceMetrics()
+    /// When the devices were opened, on the monotonic clock.
+    let startedAt = MonotonicClock.nowNanoseconds()
     private let startedTime = EventTime.now()
 
     private struct Recordings {
@@ -216,6 +219,9 @@ package final class CaptureService: Sendable {
     package func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody {
         JSONBody(try recording(id).document)
     }
+
+    /// The recordings GET /recordings lists, oldest first.
+    var listedRecordings: [ServiceRecording] { recordings.withLock { $0.all } }
 
     func recording(_ id: String) throws(ServiceError) -> ServiceRecording {
         guard let recording = recordings.withLock({ $0.all.first { $0.id == id } }) else {
