@@ -164,6 +164,24 @@ import Testing
         #expect(throws: LiveViewError.notRunning) { try running.output.view(of: running.camera) }
     }
 
+    @Test func totalsPerCameraKeepWhatEndedViewsDid() async throws {
+        let running = try Running()
+        #expect(running.output.totals == [LiveViewTotals(cameraIndex: 0)], "every camera, at 0 before anyone watches")
+        let first = try running.output.view(of: running.camera, settings: LiveViewSettings(width: 160))
+        let shown = await Self.pictures(first, count: 4)
+        first.close()
+        let ended = try #require(running.output.totals.first)
+        #expect(ended.framesMade >= 4 && ended.framesDelivered == shown.count)
+        #expect(ended.bytesDelivered == shown.reduce(0) { $0 + $1.jpeg.count })
+        // A new view of another size: its counts come on top of the ended one's.
+        let second = try running.output.view(of: running.camera, settings: LiveViewSettings(width: 80))
+        defer { second.close() }
+        let more = await Self.pictures(second, count: 3)
+        let now = try #require(running.output.totals.first)
+        #expect(now.framesDelivered == shown.count + more.count)
+        #expect(now.framesMade >= ended.framesMade + 3)
+    }
+
     @Test func theScheduleTakesTheFrameNearestEachTick() {
         var schedule = LiveViewSchedule(frameRate: 15)
         // 30 fps with a millisecond of jitter either way.

@@ -197,6 +197,7 @@ import Testing
         // The views while everyone is connected: the silent viewers have missed pictures by now.
         sleep(5)
         let views = try Self.views(service)
+        let metrics = try service.request("GET", "/metrics").text
         let answer = crowdOutput.fileHandleForReading.readDataToEndOfFile()
         crowdRun.waitUntilExit()
         let crowd = jsonObject(String(decoding: answer, as: UTF8.self)) ?? [:]
@@ -211,6 +212,11 @@ import Testing
         // The silent viewers missed pictures, and that is counted.
         let dropped = views.reduce(0) { $0 + ($1["framesDropped"] as? Int ?? 0) }
         #expect(dropped > 0, "views: \(views)")
+        // And in the metrics: the viewers, and the pictures they missed.
+        let lines = metrics.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("capctl_view_viewers{camera=\"0\"") && $0.hasSuffix(" 50") }, "\(metrics)")
+        let missed = lines.first { $0.hasPrefix("capctl_view_frames_dropped_total{camera=\"0\"}") }.flatMap { Int($0.split(separator: " ").last!) }
+        #expect((missed ?? 0) > 0)
         guard let finished = service.waitForEvent("finished", recording: id, seconds: 30) else {
             Issue.record("the recording did not finish")
             return

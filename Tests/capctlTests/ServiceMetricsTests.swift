@@ -222,52 +222,8 @@ import Testing
     }
 }
 
-/// The live views' totals per camera: never backwards while views end and begin again.
-@Suite struct ServiceMetricsViewTotalsTests {
-    private func view(camera: Int = 0, width: Int = 640, height: Int = 480, made: Int, sent: Int, bytes: Int, dropped: Int = 0,
-                      skipped: Int = 0, viewers: Int = 1) -> LiveViewStatistics {
-        LiveViewStatistics(cameraIndex: camera, cameraName: "Test pattern", devicePath: "test-pattern", width: width, height: height,
-                           frameRate: nil, quality: 75, passesThrough: false, viewers: viewers, framesMade: made, framesSkipped: skipped,
-                           framesDelivered: sent, bytesDelivered: bytes, framesDropped: dropped)
-    }
-
-    private func counts(made: Int, sent: Int, bytes: Int, dropped: Int = 0, skipped: Int = 0) -> LiveViewTotals.Counts {
-        var counts = LiveViewTotals.Counts()
-        counts.framesMade = made
-        counts.framesDelivered = sent
-        counts.bytesDelivered = bytes
-        counts.framesDropped = dropped
-        counts.framesSkipped = skipped
-        return counts
-    }
-
-    @Test func countersOfViewsThatEndAndBeginAgainKeepGrowing() {
-        var totals = LiveViewTotals()
-        #expect(totals.update(with: []).isEmpty)
-        #expect(totals.update(with: [view(made: 10, sent: 20, bytes: 1000, dropped: 1)])[0] == counts(made: 10, sent: 20, bytes: 1000, dropped: 1))
-        #expect(totals.update(with: [view(made: 30, sent: 60, bytes: 3000, dropped: 2)])[0] == counts(made: 30, sent: 60, bytes: 3000, dropped: 2))
-        // No one watches: the view is gone, its counts stay.
-        #expect(totals.update(with: [])[0] == counts(made: 30, sent: 60, bytes: 3000, dropped: 2))
-        // Watched again: a new view, counting from 0, on top.
-        #expect(totals.update(with: [view(made: 5, sent: 5, bytes: 200)])[0] == counts(made: 35, sent: 65, bytes: 3200, dropped: 2))
-        // Ended and begun again between two looks: its counts fell, so it is a new view.
-        #expect(totals.update(with: [view(made: 2, sent: 2, bytes: 80)])[0] == counts(made: 37, sent: 67, bytes: 3280, dropped: 2))
-        // Only one counter fell (a view that made more but delivered less than the one before): still a new view.
-        #expect(totals.update(with: [view(made: 9, sent: 1, bytes: 90)])[0] == counts(made: 46, sent: 68, bytes: 3370, dropped: 2))
-    }
-
-    @Test func viewsAreSummedPerCamera() {
-        var totals = LiveViewTotals()
-        let now = totals.update(with: [view(made: 10, sent: 10, bytes: 100), view(width: 320, height: 240, made: 4, sent: 8, bytes: 40),
-                                       view(camera: 1, made: 7, sent: 7, bytes: 70, skipped: 3)])
-        #expect(now[0] == counts(made: 14, sent: 18, bytes: 140))
-        #expect(now[1] == counts(made: 7, sent: 7, bytes: 70, skipped: 3))
-        // The small view of camera 0 ends; camera 1's goes on.
-        let later = totals.update(with: [view(made: 12, sent: 12, bytes: 120), view(camera: 1, made: 9, sent: 9, bytes: 90, skipped: 3)])
-        #expect(later[0] == counts(made: 16, sent: 20, bytes: 160))
-        #expect(later[1] == counts(made: 9, sent: 9, bytes: 90, skipped: 3))
-    }
-
+/// How stream URLs show in labels.
+@Suite struct ServiceMetricsLabelTests {
     @Test func aStreamLabelHasNoKeyCredentialsOrQuery() throws {
         func label(_ url: String) throws -> String { CaptureService.streamLabel(try StreamDestination(url)) }
         #expect(try label("rtmp://media.example:1935/live/cam1-KEY") == "rtmp://media.example:1935/live")

@@ -22,8 +22,6 @@ package final class CaptureService: Sendable {
     /// Held while the service changes a camera's controls or torch: one
     /// request's settings are checked and applied together.
     let controlChanges = Mutex(())
-    /// The metrics' totals kept between scrapes (`metricsExposition()`).
-    let metrics = ServiceMetrics()
     /// When the devices were opened, on the monotonic clock.
     let startedAt = MonotonicClock.nowNanoseconds()
     private let startedTime = EventTime.now()

@@ -7,20 +7,9 @@ import Glibc
 
 /// The service's metrics, as `GET /metrics` gives them to Prometheus: read
 /// from the session's inputs, the recordings the service lists, their
-/// streams, the live views and the folder, at each scrape. The live views'
-/// counters restart with each view (a view ends when its last viewer leaves),
-/// so this keeps per-camera totals over the views that have ended: every
-/// counter it gives only grows while the process runs.
-package final class ServiceMetrics: Sendable {
-    private let views = Mutex(LiveViewTotals())
-
-    package init() {}
-
-    /// The live views' totals per camera now, given the views' statistics now.
-    func viewTotals(_ statistics: [LiveViewStatistics]) -> [Int: LiveViewTotals.Counts] {
-        views.withLock { $0.update(with: statistics) }
-    }
-
+/// streams, the live views (whose per-camera totals CaptureKit keeps over
+/// views that ended) and the folder, at each scrape.
+package enum ServiceMetrics {
     /// When this process started (Unix time in seconds), from /proc as
     /// Prometheus's client libraries read it; nil where /proc cannot say.
     static let processStartTime: Double? = {
@@ -36,85 +25,6 @@ package final class ServiceMetrics: Sendable {
         guard perSecond > 0 else { return nil }
         return boot + ticks / perSecond
     }()
-}
-
-/// Per-camera totals of the live views' counters that never go backwards:
-/// the counters of the views watched now, plus those of every view seen
-/// before that has ended. A view is known by its camera and settings; one
-/// whose counters fell since the last look has ended and begun again. (A
-/// view that ends and begins again between two looks and has done more by
-/// the second than by the first is not noticed: what it did before is then
-/// missing from the totals, which still do not go backwards.)
-package struct LiveViewTotals: Sendable {
-    /// One view's counters, or their sum over views.
-    package struct Counts: Sendable, Equatable {
-        package var framesMade = 0
-        package var framesSkipped = 0
-        package var framesDelivered = 0
-        package var bytesDelivered = 0
-        package var framesDropped = 0
-
-        package init() {}
-
-        init(_ view: LiveViewStatistics) {
-            framesMade = view.framesMade
-            framesSkipped = view.framesSkipped
-            framesDelivered = view.framesDelivered
-            bytesDelivered = view.bytesDelivered
-            framesDropped = view.framesDropped
-        }
-
-        static func + (a: Counts, b: Counts) -> Counts {
-            var sum = a
-            sum.framesMade += b.framesMade
-            sum.framesSkipped += b.framesSkipped
-            sum.framesDelivered += b.framesDelivered
-            sum.bytesDelivered += b.bytesDelivered
-            sum.framesDropped += b.framesDropped
-            return sum
-        }
-
-        /// Whether any counter is below `earlier`'s: not the same view going on.
-        func fell(since earlier: Counts) -> Bool {
-            framesMade < earlier.framesMade || framesSkipped < earlier.framesSkipped || framesDelivered < earlier.framesDelivered
-                || bytesDelivered < earlier.bytesDelivered || framesDropped < earlier.framesDropped
-        }
-    }
-
-    private struct ViewKey: Hashable {
-        var camera: Int
-        var width: Int
-        var height: Int
-        var frameRate: Double?
-        var quality: Int
-        var passesThrough: Bool
-    }
-
-    /// Per camera, the counts of the views that have ended.
-    private var ended: [Int: Counts] = [:]
-    /// The views at the last look.
-    private var lastSeen: [ViewKey: Counts] = [:]
-
-    package init() {}
-
-    /// Takes the views' statistics now; answers the totals per camera (cameras never watched are absent).
-    package mutating func update(with views: [LiveViewStatistics]) -> [Int: Counts] {
-        var current: [ViewKey: Counts] = [:]
-        for view in views {
-            let key = ViewKey(camera: view.cameraIndex, width: view.width, height: view.height, frameRate: view.frameRate,
-                              quality: view.quality, passesThrough: view.passesThrough)
-            current[key] = (current[key] ?? Counts()) + Counts(view)
-        }
-        for (key, last) in lastSeen {
-            if let now = current[key], !now.fell(since: last) { continue }
-            // Gone, or begun again: what it did counts as ended.
-            ended[key.camera] = (ended[key.camera] ?? Counts()) + last
-        }
-        lastSeen = current
-        var totals = ended
-        for (key, counts) in current { totals[key.camera] = (totals[key.camera] ?? Counts()) + counts }
-        return totals
-    }
 }
 
 extension CaptureService {
@@ -231,10 +141,9 @@ extension CaptureService {
             out.add("capctl_view_viewers", .gauge, help: "Viewers watching a live view now (fps camera: every frame of the camera).",
                     labels: [("camera", key[0]), ("width", key[1]), ("height", key[2]), ("fps", key[3])], value: viewers[key] ?? 0)
         }
-        let totals = metrics.viewTotals(views)
-        // Every camera from the start, at 0 until it is watched: a counter that appears later loses its first increase.
-        let cameras = Set(inputs.indices.filter { inputs[$0].mediaType == .video }).union(totals.keys).sorted()
-        let families: [(String, String, KeyPath<LiveViewTotals.Counts, Int>)] = [
+        // Every camera from the start, at 0 until it is watched (a counter that appears later loses its first increase).
+        let totals = liveView.totals
+        let families: [(String, String, KeyPath<LiveViewTotals, Int>)] = [
             ("capctl_view_frames_encoded_total", "Pictures live views made of a camera (JPEG encoded or passed through), over every view.", \.framesMade),
             ("capctl_view_frames_skipped_total", "Camera frames a live view's encoder was too busy to take, over every view.", \.framesSkipped),
             ("capctl_view_frames_sent_total", "Pictures handed to live-view viewers, counted per viewer, over every view.", \.framesDelivered),
@@ -242,8 +151,8 @@ extension CaptureService {
             ("capctl_view_frames_dropped_total", "Pictures a live-view viewer did not take before a newer one replaced them, over every view.", \.framesDropped),
         ]
         for (name, help, counter) in families {
-            for camera in cameras {
-                out.add(name, .counter, help: help, labels: [("camera", String(camera))], value: (totals[camera] ?? LiveViewTotals.Counts())[keyPath: counter])
+            for camera in totals {
+                out.add(name, .counter, help: help, labels: [("camera", String(camera.cameraIndex))], value: camera[keyPath: counter])
             }
         }
     }

@@ -20,6 +20,15 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
         var running = false
         var views: [LiveView.Key: LiveView] = [:]
         var maximumViewers = 64
+        /// What the views that ended did, per camera (by its place among the inputs).
+        var ended: [Int: LiveViewTotals] = [:]
+
+        /// Forgets `view`, keeping what it did.
+        mutating func remove(_ view: LiveView) {
+            views[view.key] = nil
+            let done = view.statistics(cameraName: "", devicePath: "")
+            ended[view.cameraIndex, default: LiveViewTotals(cameraIndex: view.cameraIndex)].add(done)
+        }
     }
     private let state = Mutex(State())
 
@@ -86,6 +95,21 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
         }.sorted { ($0.cameraIndex, $0.width, $0.frameRate ?? .infinity) < ($1.cameraIndex, $1.width, $1.frameRate ?? .infinity) }
     }
 
+    /// What the views of each camera of the session did since the output
+    /// began, those that ended included, in the inputs' order (cameras only).
+    public var totals: [LiveViewTotals] {
+        let (inputs, views, ended) = state.withLock { ($0.inputs, Array($0.views.values), $0.ended) }
+        var totals = ended
+        for view in views {
+            totals[view.cameraIndex, default: LiveViewTotals(cameraIndex: view.cameraIndex)]
+                .add(view.statistics(cameraName: "", devicePath: ""))
+        }
+        for (index, input) in inputs.enumerated() where input.mediaType == .video && totals[index] == nil {
+            totals[index] = LiveViewTotals(cameraIndex: index)
+        }
+        return totals.values.sorted { $0.cameraIndex < $1.cameraIndex }
+    }
+
     // MARK: Views
 
     private func viewer(of camera: CaptureInput, settings: LiveViewSettings, counted: Bool) throws(LiveViewError) -> LiveViewer {
@@ -119,7 +143,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
         let forgotten = state.withLock { state -> Bool in
             // A viewer may have joined meanwhile; then the view goes on.
             guard state.views[view.key] === view, view.viewerCount == 0 else { return false }
-            state.views[view.key] = nil
+            state.remove(view)
             return true
         }
         if forgotten { view.stop() }
@@ -161,7 +185,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     private func stopViews(where ends: (LiveView) -> Bool) {
         let stopped = state.withLock { state -> [LiveView] in
             let ending = state.views.values.filter(ends)
-            for view in ending { state.views[view.key] = nil }
+            for view in ending { state.remove(view) }
             return ending
         }
         for view in stopped { view.stop() }

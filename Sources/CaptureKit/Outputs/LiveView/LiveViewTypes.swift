@@ -65,6 +65,31 @@ public struct LiveViewStatistics: Sendable, Hashable {
     public var framesDropped: Int
 }
 
+/// What every view of one camera has done since the output began, the
+/// views that ended included: counters that only grow.
+public struct LiveViewTotals: Sendable, Hashable {
+    /// The camera, by its place among the session's inputs (from 0).
+    public var cameraIndex: Int
+    public var framesMade = 0
+    public var framesSkipped = 0
+    public var framesDelivered = 0
+    public var bytesDelivered = 0
+    public var framesDropped = 0
+
+    public init(cameraIndex: Int) {
+        self.cameraIndex = cameraIndex
+    }
+
+    /// Adds a view's counters.
+    mutating func add(_ view: LiveViewStatistics) {
+        framesMade += view.framesMade
+        framesSkipped += view.framesSkipped
+        framesDelivered += view.framesDelivered
+        bytesDelivered += view.bytesDelivered
+        framesDropped += view.framesDropped
+    }
+}
+
 /// Why a view could not be had.
 public enum LiveViewError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The input is not one of the session's cameras.
