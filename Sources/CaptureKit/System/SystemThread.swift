@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,8 +8,10 @@ import Glibc
 /// made.
 package final class SystemThread: Sendable {
     private let thread: pthread_t
-    /// Whether the thread has been joined or detached (each may happen once).
-    private let released = Mutex(false)
+    /// Who lets the thread go (joined or detached, once); its condition wakes
+    /// the callers of `join()` that wait for the one joining.
+    private enum Release { case none, joining, joined, detached }
+    private let released = ConditionLock(Release.none)
 
     /// Starts `body` on a new thread; `name` says what it is for in errors.
     package init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
@@ -21,23 +22,33 @@ package final class SystemThread: Sendable {
     package var isCurrent: Bool { pthread_equal(thread, pthread_self()) != 0 }
 
     /// Waits for the thread to end. Safe to call more than once and from
-    /// several threads; from the thread itself it does not wait (it would
-    /// wait for ever) but lets the thread go when it ends.
+    /// several threads: each returns once the thread has ended (a second
+    /// caller waits for the first one's join). From the thread itself it
+    /// does not wait (it would wait for ever) but lets the thread go when it ends.
     package func join() {
+        let current = isCurrent
         let mine = released.withLock { released -> Bool in
-            defer { released = true }
-            return !released
+            guard released == .none else { return false }
+            released = current ? .detached : .joining
+            return true
         }
-        guard mine else { return }
-        if isCurrent {
+        guard mine else {
+            if !current { released.withLock(waitingWhile: { $0 == .joining }) { _, _ in } }
+            return
+        }
+        if current {
             pthread_detach(thread)
-        } else {
-            pthread_join(thread, nil)
+            return
+        }
+        pthread_join(thread, nil)
+        released.withLock { released in
+            released = .joined
+            self.released.broadcast()
         }
     }
 
     /// A thread nobody waited for lets go of its resources when it ends.
     deinit {
-        if !released.withLock({ $0 }) { pthread_detach(thread) }
+        if released.withLock({ $0 == .none }) { pthread_detach(thread) }
     }
 }
