@@ -43,7 +43,14 @@ extension Capctl {
             'capctl set' does (automatic-mode switches first), through the camera's configuration \
             lock the service holds, which keeps every other program out; POST /devices/ID/torch \
             {"on": true} or {"level": 0.5} as set-torch does. GET /files, GET /files/NAME (ranges), DELETE /files/NAME. GET \
-            /events: every event as Server-Sent Events.
+            /events: every event as Server-Sent Events. GET /stream.mjpg?camera=ID&width=W&fps=F \
+            (also height, quality): a camera's live view as MJPEG (multipart/x-mixed-replace) for \
+            browsers, ffmpeg, VLC and OpenCV, encoded once per view while watched, a camera's own \
+            MJPEG passed through at its size; a slow viewer misses pictures, never holds back \
+            capture; GET /snapshot.jpg: its newest picture. GET /metrics answers the inputs', \
+            recordings', streams' and live views' numbers in Prometheus's text format (0.0.4), \
+            under the same token and Host rules as every request (a scrape configuration sends the \
+            token with authorization: {credentials_file: FILE}).
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \

@@ -10,6 +10,8 @@ import Glibc
 final class AccessLog: Sendable {
     private let descriptor: Int32
     private let lock = Mutex(())
+    /// Responses logged so far, by status code (for GET /metrics).
+    private let statusCounts = Mutex<[Int: Int]>([:])
 
     init(path: String?) throws {
         guard let path else {
@@ -24,6 +26,7 @@ final class AccessLog: Sendable {
     }
 
     func write(client: String, method: String, path: String, status: Int, bytes: Int?, milliseconds: Double) {
+        statusCounts.withLock { $0[status, default: 0] += 1 }
         let line = "\(EventTime.now()) \(client) \"\(method) \(Self.printable(path))\" \(status) \(bytes.map(String.init) ?? "-") "
             + Self.decimal(milliseconds) + "ms\n"
         lock.withLock { _ in
@@ -35,6 +38,11 @@ final class AccessLog: Sendable {
                 bytes = bytes.dropFirst(written)
             }
         }
+    }
+
+    /// How many responses of each status code have been logged, lowest code first.
+    var responsesByStatus: [(status: Int, count: Int)] {
+        statusCounts.withLock { $0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// A path as it may be written in one line: control characters and quotes escaped.

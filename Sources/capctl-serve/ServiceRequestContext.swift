@@ -2,14 +2,18 @@ import Hummingbird
 import NIOCore
 
 /// What a handler knows of its request besides the request itself: the
-/// router's parameters and the client's address (for the access log).
+/// router's parameters, the client's address (for the access log) and its connection's end.
 struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The connection: an endless answer (a live view) learns from its
+    /// `closeFuture` at once that its client has gone, and sets its socket's options.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// Request bodies are small JSON documents.

@@ -21,6 +21,8 @@ enum ServiceRouter {
         addDeviceRoutes(to: router, service: service)
         addFileRoutes(to: router, service: service)
         addEventRoutes(to: router, service: service)
+        addLiveViewRoutes(to: router, service: service)
+        addMetricsRoutes(to: router, service: service, accessLog: accessLog)
         return router
     }
 

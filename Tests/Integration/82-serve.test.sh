@@ -5,8 +5,9 @@
 # configuration lock is held while the service runs (another capctl is refused with 69)
 # and released when SIGTERM ends it (status 0, every recording finished); controls set
 # over HTTP go through that lock while another program stays locked out; a photo comes
-# from the running camera; a second service on the same camera is a one-line error with
-# status 69.
+# from the running camera, and its live view (GET /snapshot.jpg, /stream.mjpg read by
+# ffmpeg) from the same open camera, scaled; a second service on the same camera is a
+# one-line error with status 69.
 source "$(dirname "$0")/lib.sh"
 need curl ffprobe ffmpeg aplay python3
 
@@ -60,6 +61,14 @@ note "a photo from the running camera"
 curl -sS --fail-with-body -D photo.headers -o photo.jpg -X POST "$api/photos" || fail "POST /photos: $(cat photo.jpg)"
 assert_contains "$(cat photo.headers)" "image/jpeg"
 assert_eq 320 "$(ffprobe_value photo.jpg v:0 width)"
+
+note "the live view from the running camera: a snapshot and the stream, scaled"
+curl -sS --fail-with-body -D snapshot.headers -o snapshot.jpg "$api/snapshot.jpg?width=160" || fail "GET /snapshot.jpg: $(cat snapshot.jpg)"
+assert_contains "$(cat snapshot.headers)" "image/jpeg"
+assert_eq "160x90" "$(ffprobe_value snapshot.jpg v:0 width)x$(ffprobe_value snapshot.jpg v:0 height)"
+ffmpeg -v error -f mpjpeg -i "$api/stream.mjpg?width=160&fps=10" -frames:v 10 -f framemd5 - >view.md5 ||
+  fail "ffmpeg could not read /stream.mjpg"
+assert_eq 10 "$(grep -vc '^#' view.md5)" "pictures ffmpeg decoded from the view"
 
 note "a second service on the camera the first one streams from is refused"
 mkdir rec2

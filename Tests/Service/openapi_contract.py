@@ -9,7 +9,9 @@ over every operation the service serves, with generated and malformed input
 status, content type, body and header is what the document says. Then:
 
 - the service logged no 5xx answer and still answers GET /session;
-- GET /events opens an event stream (schemathesis cannot read an endless body);
+- GET /events opens an event stream, and GET /stream.mjpg a multipart stream of
+  JPEG pictures (schemathesis cannot read an endless body); a view of a nonsense
+  size is a 400;
 - nothing was created outside --dir: the folder around it (which is also the
   service's working folder) holds what it held before, / holds what it held,
   and /tmp as the service saw it (a private empty folder mounted over /tmp for
@@ -43,6 +45,8 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Operations whose answer never ends: checked by this script, left out of schemathesis's run.
+ENDLESS = ("/events", "/stream.mjpg")
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance"
 
 passed = 0
@@ -185,7 +189,7 @@ def served_operations(port, token, document):
         for method, operation in item.items():
             if method not in ("get", "head", "post", "put", "patch", "delete"):
                 continue
-            if path == "/events":
+            if path in ENDLESS:
                 served.append((method.upper(), path))  # an endless stream: probed by its own check
                 continue
             concrete = path
@@ -249,7 +253,7 @@ def run_once(args, st, with_token, tmp_view_ok):
 
         command = [st, "run", schema_path, "--url", f"http://127.0.0.1:{port}", "--checks", CHECKS, "--mode", "all",
                    "--max-examples", str(args.max_examples), "--workers", "1", "--request-timeout", "30",
-                   "--generation-database", "none", "--no-color", "--exclude-path", "/events",
+                   "--generation-database", "none", "--no-color", "--exclude-path", ENDLESS[0], "--exclude-path", ENDLESS[1],
                    "--suppress-health-check", "all", "--output-truncate", "true",
                    "--report", "vcr", "--report-vcr-path", os.path.join(artifacts, "requests.yaml")]
         if args.seed is not None:
@@ -294,6 +298,23 @@ def run_once(args, st, with_token, tmp_view_ok):
                       f"{label}: GET /events opens a text/event-stream", f"{response.status} {response.headers} {first!r}")
         except (OSError, urllib.error.URLError) as error:
             check(False, f"{label}: GET /events opens a text/event-stream", str(error))
+
+        # GET /stream.mjpg: an endless multipart stream; its head and first part. A nonsense size: 400.
+        view_path = "/stream.mjpg?width=320&fps=5" + (f"&access_token={token}" if token else "")
+        try:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}{view_path}", headers={"Host": f"127.0.0.1:{port}"})
+            with urllib.request.urlopen(req, timeout=10) as response:
+                kind = response.headers.get("Content-Type", "")
+                first = response.readline().decode()
+                part_headers = [response.readline().decode().strip() for _ in range(3)]
+                check(response.status == 200 and kind == "multipart/x-mixed-replace; boundary=capctl-frame"
+                      and first.strip() == "--capctl-frame" and "Content-Type: image/jpeg" in part_headers,
+                      f"{label}: GET /stream.mjpg opens a multipart stream of JPEG pictures", f"{response.status} {kind} {first!r} {part_headers}")
+        except (OSError, urllib.error.URLError) as error:
+            check(False, f"{label}: GET /stream.mjpg opens a multipart stream of JPEG pictures", str(error))
+        status, headers, body = request(port, "GET", "/stream.mjpg?width=0", token)
+        check(status == 400 and "error" in json.loads(body or b"{}"), f"{label}: GET /stream.mjpg?width=0 is a 400 with an error",
+              f"{status} {body[:200]!r}")
 
         # What the generated input left running is stopped, as a client would.
         status, _, body = request(port, "GET", "/recordings", token)

@@ -57,14 +57,14 @@ final class ServiceFixture {
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// One HTTP request with curl; `body` is sent as JSON.
-    func request(_ method: String, _ path: String, json body: String? = nil) throws -> ServiceResponse {
-        try start(method, path, json: body).response()
+    /// One HTTP request with curl; `body` is sent as JSON, `headers` besides it.
+    func request(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:]) throws -> ServiceResponse {
+        try start(method, path, json: body, headers: headers).response()
     }
 
     /// A request whose answer is awaited later (`PendingRequest.response()`), while the test goes on.
-    func start(_ method: String, _ path: String, json body: String? = nil) throws -> PendingRequest {
-        try PendingRequest(method: method, url: "http://127.0.0.1:\(port)\(path)", body: body)
+    func start(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:]) throws -> PendingRequest {
+        try PendingRequest(method: method, url: "http://127.0.0.1:\(port)\(path)", body: body, headers: headers)
     }
 
     /// Every event the service printed so far, in order.
@@ -98,10 +98,11 @@ final class PendingRequest {
     private let output = Pipe()
     let description: String
 
-    init(method: String, url: String, body: String?) throws {
+    init(method: String, url: String, body: String?, headers: [String: String] = [:]) throws {
         description = "\(method) \(url)"
         var arguments = ["curl", "-s", "-X", method, "-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code}", "--max-time", "60"]
         if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { arguments += ["-H", "\(name): \(value)"] }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments + [url]
         process.standardOutput = output

@@ -22,7 +22,10 @@ package final class CaptureService: Sendable {
     /// Held while the service changes a camera's controls or torch: one
     /// request's settings are checked and applied together.
     let controlChanges = Mutex(())
-    private let startedAt = MonotonicClock.nowNanoseconds()
+    /// The metrics' totals kept between scrapes (`metricsExposition()`).
+    let metrics = ServiceMetrics()
+    /// When the devices were opened, on the monotonic clock.
+    let startedAt = MonotonicClock.nowNanoseconds()
     private let startedTime = EventTime.now()
 
     private struct Recordings {
@@ -73,6 +76,7 @@ package final class CaptureService: Sendable {
         package var folder: String
         package var freeSpace: Int64?
         package var inputs: [InputDocument]
+        package var views: [ViewDocument]
         package var recordings: Int
         package var activeRecordings: Int
     }
@@ -90,13 +94,47 @@ package final class CaptureService: Sendable {
         package var sampleRate: Int?
         package var channels: Int?
         package var framesCaptured: Int?
+        package var samplesCaptured: Int?
+        package var dropped: Int
+    }
+
+    /// A live view being watched.
+    package struct ViewDocument: Encodable, Sendable {
+        package var camera: String
+        package var width: Int
+        package var height: Int
+        package var fps: Double?
+        package var quality: Int
+        package var passesThrough: Bool
+        package var viewers: Int
+        package var framesMade: Int
+        package var framesSkipped: Int
+        package var framesSent: Int
+        package var bytesSent: Int
+        package var framesDropped: Int
+
+        init(_ view: LiveViewStatistics) {
+            camera = String(view.cameraIndex)
+            width = view.width
+            height = view.height
+            fps = view.frameRate
+            quality = view.quality
+            passesThrough = view.passesThrough
+            viewers = view.viewers
+            framesMade = view.framesMade
+            framesSkipped = view.framesSkipped
+            framesSent = view.framesDelivered
+            bytesSent = view.bytesDelivered
+            framesDropped = view.framesDropped
+        }
     }
 
     package var sessionDocument: SessionDocument {
         let all = recordings.withLock { $0.all }
         return SessionDocument(state: session.isRunning ? "running" : "stopped", started: startedTime,
                                uptime: Double(MonotonicClock.nowNanoseconds() - startedAt) / 1e9, folder: folder.root,
-                               freeSpace: folder.freeSpace, inputs: inputDocuments, recordings: all.count,
+                               freeSpace: folder.freeSpace, inputs: inputDocuments, views: liveView.statistics.map(ViewDocument.init),
+                               recordings: all.count,
                                activeRecordings: all.filter { !$0.hasEnded }.count)
     }
 
@@ -106,11 +144,13 @@ package final class CaptureService: Sendable {
             if let video = source.videoFormat {
                 return InputDocument(id: String(index), device: source.path, name: source.localizedName, mediaType: "video",
                                      format: video.fourcc, width: video.width, height: video.height,
-                                     frameRate: video.frameDuration.map { $0.seconds > 0 ? 1 / $0.seconds : 0 })
+                                     frameRate: video.frameDuration.map { $0.seconds > 0 ? 1 / $0.seconds : 0 },
+                                     framesCaptured: input.capturedSampleCount, dropped: input.droppedSampleCount)
             }
             let audio = source.audioFormat
             return InputDocument(id: String(index), device: source.path, name: source.localizedName, mediaType: "audio",
-                                 format: audio?.sampleFormat.rawValue, sampleRate: audio?.sampleRate, channels: audio?.channels)
+                                 format: audio?.sampleFormat.rawValue, sampleRate: audio?.sampleRate, channels: audio?.channels,
+                                 samplesCaptured: input.capturedSampleCount, dropped: input.droppedSampleCount)
         }
     }
 
@@ -179,6 +219,9 @@ package final class CaptureService: Sendable {
     package func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody {
         JSONBody(try recording(id).document)
     }
+
+    /// The recordings GET /recordings lists, oldest first.
+    var listedRecordings: [ServiceRecording] { recordings.withLock { $0.all } }
 
     func recording(_ id: String) throws(ServiceError) -> ServiceRecording {
         guard let recording = recordings.withLock({ $0.all.first { $0.id == id } }) else {

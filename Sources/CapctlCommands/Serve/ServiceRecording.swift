@@ -12,8 +12,16 @@ final class ServiceRecording: Sendable {
     private let relay: RecordingEventRelay
     private let limits: RecordingReporter.Limits
     private let folder: ServiceFolder
-    /// The end, once the recording has finished: its exit status as `record` would give it.
-    private let ended = Mutex<ExitStatus?>(nil)
+    /// The end, once the recording has finished: its exit status as `record`
+    /// would give it, and the totals and reason its `finished` event gives.
+    private let ended = Mutex<End?>(nil)
+    /// Held while the end is awaited and reported.
+    private let finishing = Mutex(())
+    private struct End {
+        var status: ExitStatus
+        var statistics: RecordingStatistics
+        var reason: String
+    }
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
     /// What the service answers about a recording.
@@ -82,14 +90,20 @@ final class ServiceRecording: Sendable {
     }
 
     /// Waits for the recording's files and streams, and reports its end (once).
+    /// Its reporting thread and a stop request (or the service's shutdown) both
+    /// call this: one at a time, so that the second waits for the first rather
+    /// than reporting before the streams are over (a stream's thread is joined
+    /// by the first caller only, and the second would not wait for it).
     @discardableResult
     func finish() -> ExitStatus {
-        let end = recorder.finish()
-        return ended.withLock { status in
-            if let status { return status }
+        finishing.withLock { _ in
+            if let ended = ended.withLock({ $0 }) { return ended.status }
+            let end = recorder.finish()
             let result = RecordingOutcome.report(end, to: reporter, streams: reporter.streamStatuses(recorder.progress.streams),
                                                  hasFile: recorder.fileOutput != nil)
-            status = result
+            ended.withLock {
+                $0 = End(status: result, statistics: end.statistics, reason: reporter.finishedEvent?.reason ?? end.reason.rawValue)
+            }
             return result
         }
     }
@@ -104,6 +118,29 @@ final class ServiceRecording: Sendable {
         let state = finished != nil ? "finished" : progress.statistics.isPaused ? "paused" : "running"
         let files = finished?.files ?? (progress.statistics.files + (recorder.hasEnded ? [] : recorder.files)).map(folder.name)
         return Document(id: id, state: state, files: files, progress: event, finished: finished, markers: markers.withLock { $0 })
+    }
+
+    /// The recording's numbers now, as values (for the service's metrics).
+    struct Measurement {
+        enum State: String, CaseIterable {
+            case running, paused, finished
+        }
+        var state: State
+        /// The totals so far; once finished, those of its `finished` event.
+        var statistics: RecordingStatistics
+        /// Its `finished` event's reason, once finished.
+        var endReason: String?
+        var streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]
+    }
+
+    var measurement: Measurement {
+        if let end = ended.withLock({ $0 }) {
+            return Measurement(state: .finished, statistics: end.statistics, endReason: end.reason,
+                               streams: recorder.streamOutputs.map { ($0.destination, $0.statistics) })
+        }
+        let progress = recorder.progress
+        return Measurement(state: progress.statistics.isPaused ? .paused : .running, statistics: progress.statistics, endReason: nil,
+                           streams: progress.streams)
     }
 
     /// Puts a marker at the recording's current media time: a chapter of the file it lands in.

@@ -14,6 +14,18 @@ package enum EventTime {
         return format(now)
     }
 
+    /// Seconds since 1970 (UTC) of a frame's capture time on the session's
+    /// monotonic clock, with microseconds: a live view's `X-Timestamp`.
+    package static func unixSeconds(ofCaptureTime time: MediaTime) -> String {
+        var realtime = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let since = (Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec)) - time.converted(toTimescale: MonotonicClock.timescale).value
+        let micros = (Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec) - since) / 1000
+        let fraction = String(micros % 1_000_000)
+        return "\(micros / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+    }
+
     /// The wall-clock time of a CLOCK_MONOTONIC instant (nanoseconds), such
     /// as a frame's capture time: now, less the time since then.
     package static func time(ofMonotonic nanoseconds: Int64) -> String {

@@ -285,22 +285,9 @@ final class VideoDataConverter {
             let width = settings.width ?? sample.width, height = settings.height ?? sample.height
             if format == settings.pixelFormat, width == sample.width, height == sample.height { return [sample] }
             guard let frame else { throw .ffmpeg(FFmpegError(call: "av_frame_alloc", code: cffmpeg_averror(ENOMEM))) }
-            return try PixelPlanes.with(sample.bytes, format: format, width: sample.width, height: sample.height,
-                                        bytesPerRow: bytesPerRow) { planes, strides throws(WriterError) in
-                withUnsafeMutablePointer(to: &frame.pointee.data) { data in
-                    data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
-                        for plane in 0..<4 { data[plane] = UnsafeMutablePointer(mutating: planes[plane]) }
-                    }
-                }
-                withUnsafeMutablePointer(to: &frame.pointee.linesize) { lines in
-                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
-                        for plane in 0..<4 { lines[plane] = strides[plane] }
-                    }
-                }
-                frame.pointee.format = format.raw.rawValue
-                frame.pointee.width = Int32(sample.width)
-                frame.pointee.height = Int32(sample.height)
-                return [try converted(frame, like: sample, time: sample.presentationTime, settings: settings)]
+            return try PixelPlanes.withFrame(frame, over: sample.bytes, format: format, width: sample.width, height: sample.height,
+                                             bytesPerRow: bytesPerRow) { frame throws(WriterError) in
+                [try converted(frame, like: sample, time: sample.presentationTime, settings: settings)]
             }
         case .compressed(let codecName):
             if decoderCodec != codecName {

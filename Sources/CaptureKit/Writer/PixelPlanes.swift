@@ -48,4 +48,28 @@ enum PixelPlanes {
             }
         }
     }
+
+    /// Points `frame`'s planes at `bytes` (laid out as `with(_:format:…)`
+    /// does, nothing copied), sets its format and size, and hands it to
+    /// `body`: a capture buffer as libswscale's source.
+    static func withFrame<T>(_ frame: UnsafeMutablePointer<AVFrame>, over bytes: UnsafeRawBufferPointer, format: PixelFormat,
+                             width: Int, height: Int, bytesPerRow: Int?,
+                             _ body: (UnsafeMutablePointer<AVFrame>) throws(WriterError) -> T) throws(WriterError) -> T {
+        try with(bytes, format: format, width: width, height: height, bytesPerRow: bytesPerRow) { planes, strides throws(WriterError) in
+            withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                    for plane in 0..<4 { data[plane] = UnsafeMutablePointer(mutating: planes[plane]) }
+                }
+            }
+            withUnsafeMutablePointer(to: &frame.pointee.linesize) { lines in
+                lines.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                    for plane in 0..<4 { lines[plane] = strides[plane] }
+                }
+            }
+            frame.pointee.format = format.raw.rawValue
+            frame.pointee.width = Int32(width)
+            frame.pointee.height = Int32(height)
+            return try body(frame)
+        }
+    }
 }

@@ -1,0 +1,67 @@
+import CapctlCommands
+import CaptureKit
+import Hummingbird
+import NIOCore
+
+extension ServiceRouter {
+    /// The multipart boundary of `/stream.mjpg`.
+    static let frameBoundary = "capctl-frame"
+
+    /// `GET /stream.mjpg`: a camera's live view as MJPEG over HTTP
+    /// (multipart/x-mixed-replace, as browsers' <img>, ffmpeg, VLC and
+    /// OpenCV read it); `GET /snapshot.jpg`: its newest picture.
+    static func addLiveViewRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+        router.get("stream.mjpg") { request, context in
+            let viewer = try service.watch(query(request))
+            // A client that hangs up frees its place now, not at the view's next picture (a minute away at fps=1/60).
+            context.channel.closeFuture.whenComplete { _ in viewer.close() }
+            // What waits in the kernel for a slow viewer is what it sees late: a small send buffer keeps
+            // its pictures fresh (it misses some instead), and shows a stalled viewer at once.
+            try? await context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: sendBufferSize).get()
+            let headers: HTTPFields = [
+                .contentType: "multipart/x-mixed-replace; boundary=\(frameBoundary)",
+                .cacheControl: "no-store, no-cache, must-revalidate", .connection: "close",
+            ]
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                defer { viewer.close() }
+                while let picture = await viewer.next() {
+                    try await writer.write(part(picture))
+                }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("snapshot.jpg") { request, _ in
+            let picture = try await service.snapshot(query(request))
+            let headers: HTTPFields = [
+                .contentType: "image/jpeg", .contentLength: String(picture.jpeg.count), .cacheControl: "no-store",
+                timestampField: EventTime.unixSeconds(ofCaptureTime: picture.captureTime),
+            ]
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: picture.jpeg)))
+        }
+    }
+
+    /// A stream's socket send buffer (the kernel doubles it): about 8 pictures of 640x360 at quality 75.
+    static let sendBufferSize: SocketOptionValue = 128 * 1024
+
+    /// When a picture's frame was captured (seconds since 1970, UTC), as MJPEG servers send it.
+    private static let timestampField = HTTPFields.Element.Name("X-Timestamp")!
+
+    /// One part of the stream: its headers (with when the frame was captured, in seconds since 1970), the JPEG and the line after it.
+    private static func part(_ picture: LiveViewFrame) -> ByteBuffer {
+        let head = "--\(frameBoundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(picture.jpeg.count)\r\n"
+            + "X-Timestamp: \(EventTime.unixSeconds(ofCaptureTime: picture.captureTime))\r\nX-Frame: \(picture.sequence)\r\n\r\n"
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(head.utf8.count + picture.jpeg.count + 2)
+        buffer.writeString(head)
+        buffer.writeBytes(picture.jpeg)
+        buffer.writeString("\r\n")
+        return buffer
+    }
+
+    /// A request's query parameters (the last of each name).
+    static func query(_ request: Request) -> [String: String] {
+        var values: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { values[String(name)] = String(value) }
+        return values
+    }
+}

@@ -1,0 +1,184 @@
+@testable import CaptureKit
+import Foundation
+import Testing
+
+/// LiveViewOutput: views shared by their viewers, made only while watched,
+/// at the asked size and rate; slow viewers miss pictures without holding
+/// back the others; the checks on settings and viewers.
+@Suite struct LiveViewOutputTests {
+    /// A running session of a 320x240 30 fps test pattern with a live view output.
+    final class Running {
+        let session = CaptureSession()
+        let camera: CaptureInput
+        let output = LiveViewOutput()
+
+        init(width: Int = 320, height: Int = 240, fps: Double = 30) throws {
+            camera = CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: width, height: height, framesPerSecond: fps)))
+            session.addInput(camera)
+            session.addOutput(output)
+            try session.startRunning()
+        }
+
+        deinit { session.stopRunning() }
+    }
+
+    /// (width, height) from a JPEG's SOF marker.
+    static func size(ofJPEG bytes: [UInt8]) -> (Int, Int)? {
+        var index = 2
+        while index + 9 < bytes.count, bytes[index] == 0xFF {
+            let marker = bytes[index + 1], length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if marker == 0xC0 || marker == 0xC1 || marker == 0xC2 {
+                return (Int(bytes[index + 7]) << 8 | Int(bytes[index + 8]), Int(bytes[index + 5]) << 8 | Int(bytes[index + 6]))
+            }
+            index += 2 + length
+        }
+        return nil
+    }
+
+    /// The next `count` pictures of `viewer`.
+    static func pictures(_ viewer: LiveViewer, count: Int) async -> [LiveViewFrame] {
+        var pictures: [LiveViewFrame] = []
+        while pictures.count < count, let picture = await viewer.next() { pictures.append(picture) }
+        return pictures
+    }
+
+    @Test func viewersOfTheSameSettingsShareOneViewAndItsPictures() async throws {
+        let running = try Running()
+        let first = try running.output.view(of: running.camera, settings: LiveViewSettings(width: 160))
+        let second = try running.output.view(of: running.camera, settings: LiveViewSettings(width: 160, height: 120))
+        let other = try running.output.view(of: running.camera, settings: LiveViewSettings(width: 160, quality: 40))
+        defer { [first, second, other].forEach { $0.close() } }
+        let views = running.output.statistics
+        #expect(views.count == 2, "160x120 at quality 75 (twice) and at 40: \(views)")
+        #expect(views.map(\.viewers).sorted() == [1, 2])
+        let a = await Self.pictures(first, count: 5), b = await Self.pictures(second, count: 5)
+        #expect(a.count == 5 && b.count == 5)
+        // The same frames, encoded once: the same bytes for the same frame number.
+        let bySequence = Dictionary(a.map { ($0.sequence, $0.jpeg) }, uniquingKeysWith: { first, _ in first })
+        let common = b.filter { bySequence[$0.sequence] != nil }
+        #expect(!common.isEmpty)
+        for picture in common { #expect(bySequence[picture.sequence] == picture.jpeg) }
+        for picture in a + b {
+            #expect(Self.size(ofJPEG: picture.jpeg)! == (160, 120))
+        }
+        #expect(running.output.viewerCount == 3)
+    }
+
+    @Test func aViewIsMadeOnlyWhileWatched() async throws {
+        let running = try Running()
+        let viewer = try running.output.view(of: running.camera)
+        _ = await Self.pictures(viewer, count: 3)
+        #expect(running.output.statistics.first?.framesMade ?? 0 >= 3)
+        viewer.close()
+        #expect(running.output.statistics.isEmpty, "the view stopped with its last viewer")
+        #expect(await viewer.next() == nil)
+        // A new viewer starts a new view.
+        let again = try running.output.view(of: running.camera)
+        defer { again.close() }
+        #expect(await Self.pictures(again, count: 2).count == 2)
+        #expect(running.output.statistics.count == 1)
+    }
+
+    @Test func aLowerRateTakesEveryNthFrame() async throws {
+        let running = try Running()
+        let viewer = try running.output.view(of: running.camera, settings: LiveViewSettings(frameRate: 10))
+        defer { viewer.close() }
+        let pictures = await Self.pictures(viewer, count: 12)
+        // The first may be one the view held; after it, every third frame of 30.
+        let steps = zip(pictures.dropFirst(2), pictures.dropFirst()).map { Int($0.sequence) - Int($1.sequence) }
+        #expect(steps.allSatisfy { $0 == 3 }, "frame steps \(steps)")
+        let span = pictures.last!.captureTime.seconds - pictures[1].captureTime.seconds
+        #expect(abs(span - 1.0) < 0.05, "10 intervals of 0.1 s took \(span) s")
+    }
+
+    @Test func aViewerThatDoesNotReadMissesPicturesAndHoldsBackNoOne() async throws {
+        let running = try Running()
+        let silent = try running.output.view(of: running.camera)
+        let reader = try running.output.view(of: running.camera)
+        defer { silent.close(); reader.close() }
+        let pictures = await Self.pictures(reader, count: 30)
+        let steps = zip(pictures.dropFirst(2), pictures.dropFirst()).map { Int($0.sequence) - Int($1.sequence) }
+        #expect(steps.allSatisfy { $0 == 1 }, "the reader has every frame: \(steps)")
+        #expect(silent.droppedFrameCount >= 25)
+        #expect(reader.droppedFrameCount == 0)
+        // It holds one picture, the newest.
+        let held = await silent.next()
+        // (The view hands each picture to its viewers one after another: the reader may have the newest first.)
+        #expect(held != nil && held!.sequence + 1 >= pictures.last!.sequence)
+        #expect(running.output.statistics.first!.framesDropped == silent.droppedFrameCount)
+    }
+
+    @Test func settingsThatMakeNoPictureAndCamerasNotInTheSessionAreRefused() throws {
+        let running = try Running()
+        for settings in [LiveViewSettings(width: 0), LiveViewSettings(height: 1), LiveViewSettings(width: 9000),
+                         LiveViewSettings(frameRate: 0), LiveViewSettings(frameRate: .nan), LiveViewSettings(frameRate: -3),
+                         LiveViewSettings(quality: 0), LiveViewSettings(quality: 101)] {
+            #expect(throws: LiveViewError.self, "\(settings)") { try running.output.view(of: running.camera, settings: settings) }
+            do {
+                _ = try running.output.view(of: running.camera, settings: settings)
+            } catch {
+                guard case .invalidSettings = error else { Issue.record("\(settings): \(error)"); continue }
+            }
+        }
+        let stranger = CaptureInput(source: TestPatternSource())
+        #expect(throws: LiveViewError.notACamera) { try running.output.view(of: stranger) }
+        let idle = LiveViewOutput()
+        #expect(throws: LiveViewError.notRunning) { try idle.view(of: running.camera) }
+    }
+
+    @Test func viewersBeyondTheLimitAreRefusedButSnapshotsAreTaken() async throws {
+        let running = try Running()
+        running.output.maximumViewerCount = 1
+        let viewer = try running.output.view(of: running.camera)
+        defer { viewer.close() }
+        #expect(throws: LiveViewError.tooManyViewers(1)) { try running.output.view(of: running.camera, settings: LiveViewSettings(width: 100)) }
+        let snapshot = try await running.output.snapshot(of: running.camera, settings: LiveViewSettings(width: 100))
+        #expect(Self.size(ofJPEG: snapshot.jpeg)! == (100, 76))
+    }
+
+    @Test func aSnapshotIsOfAFrameCapturedNow() async throws {
+        let running = try Running()
+        try await Task.sleep(for: .milliseconds(300))
+        let asked = MonotonicClock.now()
+        let snapshot = try await running.output.snapshot(of: running.camera)
+        #expect(snapshot.captureTime.seconds > asked.seconds - 0.05)
+        #expect(snapshot.captureTime.seconds < asked.seconds + 0.2)
+        #expect(Self.size(ofJPEG: snapshot.jpeg)! == (320, 240))
+        // With a view being watched at that size, its newest picture, at once.
+        let viewer = try running.output.view(of: running.camera)
+        defer { viewer.close() }
+        let shown = await Self.pictures(viewer, count: 2).last!
+        let again = try await running.output.snapshot(of: running.camera)
+        #expect(again.sequence >= shown.sequence)
+    }
+
+    @Test func stoppingTheSessionEndsEveryViewer() async throws {
+        let running = try Running()
+        let viewer = try running.output.view(of: running.camera)
+        _ = await Self.pictures(viewer, count: 1)
+        running.session.stopRunning()
+        var remaining = 0
+        while await viewer.next() != nil { remaining += 1 }
+        #expect(remaining <= 1)
+        #expect(running.output.statistics.isEmpty)
+        #expect(throws: LiveViewError.notRunning) { try running.output.view(of: running.camera) }
+    }
+
+    @Test func theScheduleTakesTheFrameNearestEachTick() {
+        var schedule = LiveViewSchedule(frameRate: 15)
+        // 30 fps with a millisecond of jitter either way.
+        var taken: [Int] = []
+        for index in 0..<60 {
+            let jitter: Double = index % 2 == 0 ? 0.001 : -0.001
+            if schedule.admits(MediaTime(seconds: Double(index) / 30 + jitter, preferredTimescale: 1_000_000)) { taken.append(index) }
+        }
+        #expect(taken == Array(stride(from: 0, to: 60, by: 2)))
+        // After the camera stalled for 5 s, the schedule starts again from the next frame.
+        let afterStall = [7, 7.033, 7.067].map { schedule.admits(MediaTime(seconds: $0, preferredTimescale: 1_000_000)) }
+        #expect(afterStall == [true, false, true])
+        var every = LiveViewSchedule(frameRate: nil)
+        var admitted = 0
+        for index in 0..<10 where every.admits(MediaTime(seconds: Double(index) / 1000, preferredTimescale: 1_000_000)) { admitted += 1 }
+        #expect(admitted == 10)
+    }
+}
