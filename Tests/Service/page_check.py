@@ -269,7 +269,9 @@ class Browser:
         self.evaluate("window.scrollTo(0, 0)")
         metrics = self.send("Page.getLayoutMetrics")
         size = metrics.get("cssContentSize") or metrics.get("contentSize")
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 8000), "scale": 1}
+        # The layout viewport's width when it is wider than the content (a scrollbar's width is left out of the content's).
+        width = max(size["width"], self.evaluate("innerWidth"))
+        clip = {"x": 0, "y": 0, "width": width, "height": min(size["height"], 8000), "scale": 1}
         data = self.send("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True})["data"]
         with open(path, "wb") as out:
             out.write(base64.b64decode(data))
