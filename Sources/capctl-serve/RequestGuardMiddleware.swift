@@ -76,9 +76,9 @@ struct RequestGuardMiddleware: RouterMiddleware {
         return originAuthority == host
     }
 
-    /// `GET /` (or HEAD): the page, the same for everyone, which asks for the token before its first request.
+    /// `GET /`: the page, the same for everyone, which asks for the token before its first request.
     static func isPage(_ request: Request) -> Bool {
-        (request.method == .get || request.method == .head) && request.uri.path == "/"
+        request.method == .get && request.uri.path == "/"
     }
 
     /// Whether the request carries the token, compared in constant time.
