@@ -69,7 +69,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The API's OpenAPI document, the source scripts/openapi makes OpenAPIDocument.swift of.
-            exclude: ["openapi.json"]
+            exclude: ["openapi.json"],
+            // The page of GET /, compiled into the binary (PackageResources.index_html): no file to install.
+            resources: [.embedInCode("Page/index.html")]
         ),
         .executableTarget(
             name: "RecordClip",

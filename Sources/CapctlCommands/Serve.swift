@@ -22,7 +22,9 @@ extension Capctl {
             /openapi.json.
 
             API
-              GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
+              GET / is a page for a browser on a computer or a phone: live views, recordings with \
+            their progress, markers, photos, torch, controls and files (served without the token, \
+            which it asks for). GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
             POST /recordings with record's settings as JSON: the keys are record's long options \
             in camelCase (maxDuration, videoCodec, segmentDuration, startPaused, preRoll, \
             resumeOn, stream and the others), values as on the command line or as numbers, and file, the \
@@ -60,7 +62,7 @@ extension Capctl {
             SECURITY
               The service listens on 127.0.0.1:8080 unless --listen says otherwise; any other \
             address needs --token-file, a file of mode 0600 holding the token every request \
-            must then send as 'Authorization: Bearer TOKEN' (a token file may also be given on \
+            but GET / must then send as 'Authorization: Bearer TOKEN' (a token file may also be given on \
             loopback). Requests whose Host is neither an address, localhost nor a name \
             given with --allow-host are refused (DNS rebinding), and so are requests that change \
             something and carry an Origin other than the service's own (a web page cannot steer \

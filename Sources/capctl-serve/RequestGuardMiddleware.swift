@@ -10,7 +10,8 @@ import Glibc
 ///   that resolves to this machine: DNS rebinding), localhost, or a name
 ///   given with --allow-host;
 /// - with a token, it carries it (`Authorization: Bearer`, or for a GET,
-///   `access_token` in the query, as a browser's EventSource cannot send headers);
+///   `access_token` in the query, as a browser's EventSource cannot send headers),
+///   except the page of `GET /`, which holds no data and asks for the token itself;
 /// - a request that changes something and carries an Origin comes from the
 ///   service's own pages, so that a web page the user visits cannot steer it.
 struct RequestGuardMiddleware: RouterMiddleware {
@@ -30,7 +31,7 @@ struct RequestGuardMiddleware: RouterMiddleware {
         guard Self.isAddress(host) || allowedHosts.contains(host) else {
             throw ServiceError.http(.forbidden, "Host '\(authority)' does not name this service; reach it by its address, or start it with --allow-host \(host)")
         }
-        if let token, !Self.carries(token, request) {
+        if let token, !Self.isPage(request), !Self.carries(token, request) {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer realm=\"capctl\""
             throw ServiceError.http(.unauthorized, "this service needs its token: send 'Authorization: Bearer TOKEN'", headers: headers)
@@ -73,6 +74,11 @@ struct RequestGuardMiddleware: RouterMiddleware {
             if host.hasSuffix(suffix) { host.removeLast(suffix.count) }
         }
         return originAuthority == host
+    }
+
+    /// `GET /`: the page, the same for everyone, which asks for the token before its first request.
+    static func isPage(_ request: Request) -> Bool {
+        request.method == .get && request.uri.path == "/"
     }
 
     /// Whether the request carries the token, compared in constant time.

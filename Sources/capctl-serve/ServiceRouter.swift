@@ -12,6 +12,7 @@ enum ServiceRouter {
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RequestGuardMiddleware(configuration: configuration))
 
+        addPageRoutes(to: router)
         router.get("openapi.json") { _, _ in json(OpenAPIDocument.text) }
         router.get("session") { _, _ in json(service.sessionDocument) }
         router.get("devices") { _, _ in json(["devices": service.inputDocuments]) }

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+/// `capctl serve`'s page (`GET /`): how it is served, and the page itself in a
+/// browser. Tests/Service/page_check.py drives Debian's headless Chromium over
+/// the DevTools protocol (its header says what it checks): the live view, a
+/// recording through the page's buttons, a marker, a photo, the torch, the
+/// file list, and the token. These tests check what the page asked of the
+/// service on the service's side: its events and the file it wrote.
+/// Screenshots are kept in .build/test-output/ (their paths are printed).
+@Suite(.serialized) struct ServicePageTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let chromium = "/usr/bin/chromium"
+    /// Where the screenshots go, in the package's build folder.
+    static let output = root.appendingPathComponent(".build/test-output")
+
+    /// A folder of the test's own, removed with it.
+    final class Scratch {
+        let path: String
+        init() throws {
+            var template = Array((NSTemporaryDirectory() + "/capctl-page-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+            path = String(cString: made)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// What the driver printed and its exit status; its lines are printed too.
+    struct DriverRun {
+        let status: Int32
+        let output: String
+        var failures: [Substring] { output.split(separator: "\n").filter { $0.hasPrefix("FAIL ") } }
+        /// The `RESULT {json}` line's object.
+        var result: [String: Any] {
+            guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }) else { return [:] }
+            return jsonObject(String(line.dropFirst(7))) ?? [:]
+        }
+        var summary: String {
+            "page_check.py exited with \(status):\n" + (failures.isEmpty ? String(output.suffix(3000)) : failures.joined(separator: "\n"))
+        }
+    }
+
+    static func drive(_ arguments: [String]) throws -> DriverRun {
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("Tests/Service/page_check.py").path,
+                             "--chromium", chromium, "--out", output.path] + arguments
+        process.currentDirectoryURL = root
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-page-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(at: log) }
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        let text = try String(contentsOf: log, encoding: .utf8)
+        print(text.split(separator: "\n").map { "page_check: \($0)" }.joined(separator: "\n"))
+        return DriverRun(status: process.terminationStatus, output: text)
+    }
+
+    // MARK: Served
+
+    @Test func thePageIsServedWithAStrictPolicyAndNoOutsideAsset() throws {
+        let service = try ServiceFixture(["--video", "test-pattern"])
+        let page = try service.request("GET", "/")
+        #expect(page.status == 200)
+        #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(page.headers["cache-control"] == "no-store")
+        #expect(page.headers["x-content-type-options"] == "nosniff")
+        #expect(Int(page.headers["content-length"] ?? "") == page.body.count)
+        let policy = try #require(page.headers["content-security-policy"])
+        for directive in ["default-src 'self'", "img-src 'self' blob: data:", "connect-src 'self'", "object-src 'none'",
+                          "frame-ancestors 'none'", "base-uri 'none'"] {
+            #expect(policy.contains(directive), "\(directive) in \(policy)")
+        }
+        #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "\(policy)")
+        // The nonce the policy names is the one on the page's script and style, and each response has its own.
+        let nonce = try #require(policy.firstMatch(of: /script-src 'nonce-([0-9a-f]{32})'/)?.output.1)
+        #expect(policy.contains("style-src 'nonce-\(nonce)'"))
+        let html = page.text
+        #expect(html.contains("<script nonce=\"\(nonce)\">") && html.contains("<style nonce=\"\(nonce)\">"))
+        #expect(html.components(separatedBy: "<script").count == 2, "one script, inline")
+        #expect(!html.contains("__CSP_NONCE__"))
+        let again = try service.request("GET", "/")
+        #expect(again.headers["content-security-policy"]?.contains(String(nonce)) == false, "a nonce is used once")
+        // Nothing from elsewhere: no URL with a scheme or a protocol-relative one, and an icon of its own.
+        #expect(!html.contains("http://") && !html.contains("https://") && !html.contains("\"//") && !html.contains("'//"))
+        #expect(html.contains("<link rel=\"icon\" href=\"data:,\">"))
+        #expect(html.contains("<meta name=\"viewport\""))
+        // No other path answers the page.
+        #expect(try service.request("GET", "/index.html").status == 404)
+    }
+
+    @Test func thePageIsServedWithoutTheTokenAndNothingElseIs() throws {
+        let scratch = try Scratch()
+        let tokenFile = scratch.path + "/token"
+        #expect(FileManager.default.createFile(atPath: tokenFile, contents: Data("page-token-0123456789\n".utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let service = try ServiceFixture(["--video", "test-pattern", "--token-file", tokenFile])
+        let page = try service.request("GET", "/")
+        #expect(page.status == 200, "the page holds no data and asks for the token itself")
+        #expect(page.text.contains("id=\"token-form\""))
+        #expect(try service.request("GET", "/session").status == 401)
+        #expect(try service.request("GET", "/openapi.json").status == 401)
+        #expect(try service.request("GET", "/?x=1").status == 200)
+        #expect(try service.request("POST", "/", json: "{}").status == 401, "only GET / goes without the token")
+        #expect(try service.request("GET", "/files/").status == 401)
+    }
+
+    // MARK: In a browser
+
+    @Test(.timeLimit(.minutes(2))) func thePageDrivesTheService() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "no \(Self.chromium): apt-get install chromium")
+        let service = try ServiceFixture()
+        let marker = "marked from the page"
+        let run = try Self.drive(["--url", service.url + "/", "--record-file", "page-check.mp4", "--marker", marker])
+        #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
+        #expect(run.output.contains("SCREENSHOT \(Self.output.path)/page.png"))
+
+        // What the page asked reached the service.
+        let recording = try #require(run.result["recording"] as? String, "no recording: \(run.summary)")
+        let markers = service.events("marker", recording: recording)
+        #expect(markers.count == 1 && markers.first?["title"] as? String == marker, "\(markers)")
+        #expect(service.events("paused", recording: recording).count == 1)
+        #expect(service.events("resumed", recording: recording).count == 1)
+        let finished = try #require(service.waitForEvent("finished", recording: recording, seconds: 5))
+        #expect(finished["reason"] as? String == "stopped", "\(finished)")
+        #expect(finished["files"] as? [String] == ["page-check.mp4"])
+        let photos = service.events("photo")
+        #expect(photos.count == 1 && photos.first?["camera"] as? String == "0", "\(photos)")
+        #expect(run.result["torchPosts"] as? Int == 2)
+
+        // The file plays: ffprobe reads the length the page's <video> read.
+        let path = service.file("page-check.mp4")
+        let probed = try runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height:format=duration",
+                                             "-of", "default=noprint_wrappers=1", path])
+        #expect(probed.status == 0)
+        #expect(probed.stdout.contains("width=640") && probed.stdout.contains("height=480"), "\(probed.stdout)")
+        let duration = probed.stdout.split(separator: "\n").first { $0.hasPrefix("duration=") }.flatMap { Double($0.dropFirst(9)) }
+        #expect((duration ?? 0) > 1, "\(probed.stdout)")
+        if let played = run.result["videoDuration"] as? Double, let duration {
+            #expect(abs(played - duration) < 0.1, "the page played \(played) s of \(duration) s")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2))) func theTokenIsAskedForOnceAndKept() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "no \(Self.chromium): apt-get install chromium")
+        let scratch = try Scratch()
+        let token = "page-" + UUID().uuidString.lowercased()
+        let tokenFile = scratch.path + "/token"
+        #expect(FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--token-file", tokenFile])
+        let run = try Self.drive(["--url", service.url + "/", "--token", token])
+        #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
+        #expect(run.output.contains("SCREENSHOT \(Self.output.path)/page-token.png"))
+        // The photo of its button (in the answer) and the one another client wrote.
+        #expect(service.events("photo").count == 2, "\(service.events("photo"))")
+        #expect(service.files.contains("token-shot.jpg"))
+    }
+}
