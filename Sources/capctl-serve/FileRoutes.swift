@@ -15,7 +15,10 @@ extension ServiceRouter {
             let name = context.parameters.getCatchAll().joined(separator: "/")
             let file = try service.file(named: name)
             var response = try await send(file, request: request, context: context, fileIO: fileIO)
+            // The headers GET would send, Content-Length included (setting an empty body sets it to 0).
+            let length = response.headers[.contentLength]
             response.body = .init()
+            response.headers[.contentLength] = length
             return response
         }
         router.delete("files/**") { _, context in
