@@ -51,6 +51,7 @@ public final class AudioLevelMeter: Sendable {
     }
     private let state = Mutex(State())
 
+    /// A meter that has measured nothing yet (its levels read the floor).
     public init() {}
 
     /// The channel count of the audio measured last (0 before any).

@@ -18,14 +18,15 @@ public struct AudioLevels: Sendable, Hashable {
     public var rms: [Float]
     /// The sample frames measured (one sample per channel each).
     public var frameCount: Int
-    /// The capture time (CLOCK_MONOTONIC) of the first frame measured, and
-    /// the time just after the last; nil when no audio was measured.
+    /// The capture time (CLOCK_MONOTONIC) of the first frame measured; nil when no audio was measured.
     public var startTime: MediaTime?
+    /// The capture time just after the last frame measured; nil when no audio was measured.
     public var endTime: MediaTime?
 
     /// The lowest level reported: what digital silence reads.
     public static let floor: Float = -160
 
+    /// Levels as given: each channel's peak and RMS in dBFS, the frames and times they cover.
     public init(peak: [Float], rms: [Float], frameCount: Int, startTime: MediaTime?, endTime: MediaTime?) {
         self.peak = peak
         self.rms = rms

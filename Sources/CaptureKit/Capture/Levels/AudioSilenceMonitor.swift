@@ -16,8 +16,10 @@ public final class AudioSilenceMonitor: Sendable, AudioLevelTap {
         /// How long the audio stays below the threshold before it is told silent.
         public var timeout: MediaTime
 
+        /// −60 dBFS, as ffmpeg's silencedetect takes by default.
         public static let defaultThreshold = -60.0
 
+        /// Silence below `threshold` dBFS for `timeout`.
         public init(threshold: Double = Self.defaultThreshold, timeout: MediaTime) {
             self.threshold = threshold
             self.timeout = timeout
@@ -43,6 +45,7 @@ public final class AudioSilenceMonitor: Sendable, AudioLevelTap {
         }
     }
 
+    /// What it counts as silence.
     public let configuration: Configuration
     private let queue: DispatchQueue
     private let handler: @Sendable (Event) -> Void

@@ -97,7 +97,9 @@ public struct CaptureRecorderProgress: Sendable {
 public struct CaptureRecorderAudioLevels: Sendable {
     /// Its number, from 1, among the session's microphones (audio inputs) in the session's order.
     public var microphone: Int
+    /// The microphone's input on the session.
     public var input: CaptureInput
+    /// Its levels over the interval.
     public var levels: AudioLevels
 }
 
