@@ -23,7 +23,7 @@ struct Capctl: ParsableCommand {
           Wherever a command takes a device, it accepts the device node or ALSA name \
         (/dev/video0, hw:Loopback,1), its unique ID as 'capctl list-devices' prints it, \
         video:N / audio:N, the N-th device of that kind in the list (counting from 0), or a \
-        virtual device: test-pattern, test-tone[:HZ], file:PATH.
+        virtual device: test-pattern, test-tone[:HZ][,level=DBFS][,delay=TIME], file:PATH.
 
         OUTPUT
           Results go to stdout, diagnostics to stderr as one line each. With --json, \

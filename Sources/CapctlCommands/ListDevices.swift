@@ -19,8 +19,9 @@ extension Capctl {
 
             After the hardware come the virtual devices, made in software for trying capctl \
             without a camera or microphone, for tests and for benchmarks: test-pattern (moving \
-            colour bars with a frame counter) and test-tone (a 440 Hz sine; test-tone:HZ for \
-            another frequency). They are marked virtual, have no index, and are named by what \
+            colour bars with a frame counter) and test-tone (a 440 Hz sine at -6 dBFS; \
+            test-tone:HZ for another frequency, ,level=DBFS for another level or level=silence, \
+            ,delay=TIME for silence first). They are marked virtual, have no index, and are named by what \
             is printed as their path. file:PATH, a camera that replays a video file, is not listed.
             """
         )

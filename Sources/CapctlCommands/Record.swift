@@ -17,8 +17,9 @@ extension Capctl {
             --audio-alternates) into OUT. The container follows OUT's extension: .mp4, .mov, \
             .mkv, .webm, .ts for movies; .wav, .flac, .m4a, .ogg, .opus for audio only. Without \
             --video or --audio, the first camera is used. Devices may be virtual: test-pattern \
-            (a moving pattern with a frame counter), test-tone[:HZ] (a sine) and file:PATH (a \
-            video file played as a camera, in real time unless --no-realtime).
+            (a moving pattern with a frame counter), test-tone[:HZ][,level=DBFS][,delay=TIME] (a \
+            sine, 440 Hz at -6 dBFS unless asked otherwise; level=silence for none; delay: silence \
+            first) and file:PATH (a video file played as a camera, in real time unless --no-realtime).
 
             SEVERAL CAMERAS
               Each --video may carry its own capture options after commas: \
@@ -112,11 +113,25 @@ extension Capctl {
             stream-reconnecting; progress and finished carry each stream's state, bit rate, \
             bytes, frames, drops and queue latency.
 
+            SOUND LEVELS AND SILENCE
+              Each microphone's level is measured as its samples are captured. progress carries \
+            audioLevels: for each microphone (its number from 1 and device) the peak and the RMS \
+            of each channel over the time since the last progress event, in dBFS (0 is full \
+            scale; a full-scale sine reads peak 0, RMS -3.01), rounded to 0.01; digital silence \
+            reads -160, the lowest level reported. On a terminal the status line shows a meter \
+            for each microphone (its loudest channel's peak). --silence-timeout TIME watches the \
+            microphones: audio-silent (microphone, device, since: when it went below, threshold) \
+            when every sample of a microphone stays below --silence-threshold (default -60 dBFS) \
+            for TIME, and audio-restored (microphone, device, since, silentFor in seconds) when \
+            its sound returns. Both are measured on the capture clock (the samples' time stamps), \
+            to the audio buffer, not on the wall clock; the recording goes on either way.
+
             PROGRESS
               On a terminal, one status line refreshes (media time, size, frame rate, dropped \
-            samples, bit rate, what is left of each limit). Otherwise, or with --progress json, one \
-            JSON object a line: started, progress (every --progress-interval), paused, resumed, \
-            motion-started, motion-ended, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
+            samples, bit rate, what is left of each limit, each microphone's level). Otherwise, or \
+            with --progress json, one JSON object a line: started, progress (every \
+            --progress-interval), paused, resumed, motion-started, motion-ended, audio-silent, \
+            audio-restored, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
             bytes, frames, dropped (split in droppedFrames and droppedAudioSamples; only what was \
             lost inside the recorded time counts, not while paused), audioSamples, lostCameras \
@@ -169,6 +184,8 @@ extension Capctl {
 
         @OptionGroup var trigger: TriggerOptions
 
+        @OptionGroup var silence: SilenceOptions
+
         @Option(name: .long, help: ArgumentHelp("Add metadata to the file; repeatable.", valueName: "key=value"))
         var metadata: [String] = []
 
@@ -213,6 +230,7 @@ extension Capctl {
                 if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
             }
             try audioCapture.validate()
+            try silence.validate()
             if let maxSize, maxSize.bytes < 64 * 1024 {
                 throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
             }

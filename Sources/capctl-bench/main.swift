@@ -8,6 +8,8 @@ import Foundation
 //   capctl-bench session N DIR K record N frames of a live 30 fps camera with K movie
 //                                outputs of the same settings on one session (one shared
 //                                encoder); prints CPU seconds, frames per file, dropped
+//   capctl-bench levels N FORMAT meter N seconds of 48 kHz stereo FORMAT (s16, s32, f32)
+//                                audio in 20 ms buffers (LevelsBench.swift)
 //
 // Prints one line: the mode, frames, and CPU seconds (user + system, all
 // threads) spent from the first frame to the finished file.
@@ -153,7 +155,7 @@ func runDirect(count: Int, path: String, frames: [[UInt8]]) -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let count = Int(arguments[2]), count > 0 else {
-    fail("usage: capctl-bench writer|direct|rawfile N OUT, or capctl-bench session N DIR OUTPUTS")
+    fail("usage: capctl-bench writer|direct|rawfile N OUT, capctl-bench session N DIR OUTPUTS, or capctl-bench levels N FORMAT")
 }
 // libavcodec's log lines cost time too; both paths run silent.
 av_log_set_level(AV_LOG_QUIET)
@@ -183,6 +185,11 @@ case "session":
     } catch {
         fail("\(error)")
     }
+case "levels":
+    guard let format = AudioSampleFormat(rawValue: path), [.s16, .s32, .f32].contains(format) else {
+        fail("usage: capctl-bench levels SECONDS s16|s32|f32")
+    }
+    print("levels \(count) \(format.rawValue) \(runLevels(seconds: count, format: format))")
 default:
     fail("unknown mode \(arguments[1])")
 }

@@ -74,7 +74,7 @@ import Testing
         #expect(samples.count == 48000)
         // 440 cycles: 880 zero crossings, give or take the ends.
         #expect(abs(Self.zeroCrossings(samples) - 880) <= 2)
-        let amplitude = TestToneSource.amplitude
+        let amplitude = TestToneSource.defaultAmplitude
         #expect(abs(amplitude - 16422) < 1)
         #expect(abs(Self.magnitude(samples, at: 440, rate: 48000) - amplitude) < amplitude * 0.01)
         for other in [220.0, 400, 480, 880, 1000] {
@@ -90,7 +90,7 @@ import Testing
         #expect(buffers.allSatisfy { $0.channels == 1 })
         // Every sample, at the buffer edges too, is the sine at its frame's time.
         for (index, value) in samples.enumerated() {
-            let expected = TestToneSource.amplitude * sin(2 * Double.pi * 1000 * Double(index) / 48000)
+            let expected = TestToneSource.defaultAmplitude * sin(2 * Double.pi * 1000 * Double(index) / 48000)
             if abs(Double(value) - expected) > 1 {
                 Issue.record("sample \(index) is \(value), not \(expected)")
                 break
@@ -105,7 +105,33 @@ import Testing
         #expect(buffers.allSatisfy { $0.channels == channels && $0.sampleRate == rate && $0.frameCount == rate / 50 })
         #expect(samples.count == rate / 2)
         #expect(abs(Self.zeroCrossings(samples) - Int(frequency)) <= 2)
-        #expect(abs(Self.magnitude(samples, at: frequency, rate: rate) - TestToneSource.amplitude) < TestToneSource.amplitude * 0.02)
+        #expect(abs(Self.magnitude(samples, at: frequency, rate: rate) - TestToneSource.defaultAmplitude) < TestToneSource.defaultAmplitude * 0.02)
+    }
+
+    @Test func aLevelSetsThePeakAndSilenceIsZeros() throws {
+        let quiet = TestToneSource(frequency: 1000, level: -20, realtime: false)
+        let (samples, _) = try Self.record(quiet, buffers: 5)
+        // 1000 Hz at 48 kHz reaches its crest on a sample: the peak is the level's amplitude.
+        #expect(samples.map { abs(Int($0)) }.max() == Int((32767 * pow(10, -20.0 / 20)).rounded()))
+        let silent = TestToneSource(level: -.infinity, realtime: false)
+        #expect(try Self.record(silent, buffers: 5).samples.allSatisfy { $0 == 0 })
+    }
+
+    @Test func aDelayIsSilenceCountedInFramesBeforeTheTone() throws {
+        // 0.51 s: in the middle of the 26th buffer.
+        let source = TestToneSource(frequency: 1000, delay: 0.51, request: CaptureAudioRequest(channels: 2), realtime: false)
+        let (samples, _) = try Self.record(source, buffers: 30)
+        let start = 24480
+        #expect(samples[..<start].allSatisfy { $0 == 0 })
+        // From there on the sine, in phase with the clock as without a delay (its first sample at a crossing).
+        for index in start..<samples.count {
+            let expected = TestToneSource.defaultAmplitude * sin(2 * Double.pi * 1000 * Double(index) / 48000)
+            if abs(Double(samples[index]) - expected) > 1 {
+                Issue.record("sample \(index) is \(samples[index]), not \(expected)")
+                break
+            }
+        }
+        #expect(samples[(start + 12)...].contains { $0 != 0 })
     }
 
     @Test(arguments: [(440.0, CaptureAudioRequest(channels: 3)), (440, CaptureAudioRequest(channels: 0)),

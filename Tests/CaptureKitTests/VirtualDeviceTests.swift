@@ -16,6 +16,30 @@ import Testing
         #expect(VirtualDevice(specifier: "test-tone:880") == .testTone(frequency: 880))
     }
 
+    @Test func aToneTakesALevelAndADelayAfterCommas() throws {
+        #expect(try VirtualDevice.parse("test-tone:1000,level=-20") == .testTone(frequency: 1000, level: -20))
+        #expect(try VirtualDevice.parse("test-tone,level=-12.5dB") == .testTone(frequency: 440, level: -12.5))
+        #expect(try VirtualDevice.parse("test-tone,level=0dBFS") == .testTone(frequency: 440, level: 0))
+        #expect(try VirtualDevice.parse("test-tone,level=silence") == .testTone(frequency: 440, level: -.infinity))
+        #expect(try VirtualDevice.parse("test-tone,level=-inf") == .testTone(frequency: 440, level: -.infinity))
+        #expect(try VirtualDevice.parse("test-tone:500,delay=3") == .testTone(frequency: 500, delay: 3))
+        #expect(try VirtualDevice.parse("test-tone,delay=500ms,level=-6") == .testTone(frequency: 440, delay: 0.5))
+        #expect(try VirtualDevice.parse("test-tone,delay=2.5s") == .testTone(frequency: 440, delay: 2.5))
+        #expect(try VirtualDevice.parse("virtual:test-tone:1000,level=-20,delay=1:30") == .testTone(frequency: 1000, level: -20, delay: 90))
+        // The specifier names the tone again, leaving out what is the default.
+        #expect(VirtualDevice.testTone(frequency: 1000, level: -20, delay: 2.5).specifier == "test-tone:1000,level=-20,delay=2.5")
+        #expect(VirtualDevice.testTone(frequency: 440, level: -.infinity).specifier == "test-tone,level=silence")
+        #expect(VirtualDevice.testTone(frequency: 440, level: -6, delay: 0).specifier == "test-tone")
+        for device in [VirtualDevice.testTone(frequency: 1000, level: -20, delay: 2.5), .testTone(frequency: 440, level: -.infinity),
+                       .testTone(frequency: 440, delay: 1)] {
+            #expect(try VirtualDevice.parse(device.specifier) == device)
+        }
+        #expect(VirtualDevice.testTone(frequency: 1000, level: -20, delay: 3).localizedName == "Test tone (1000 Hz, -20 dBFS, after 3 s)")
+        #expect(VirtualDevice.testTone(frequency: 440, level: -.infinity).localizedName == "Test tone (silence)")
+        let source = try #require(VirtualDevice.testTone(frequency: 1000, level: -20, delay: 3).makeSource() as? TestToneSource)
+        #expect(source.level == -20 && source.delay == 3 && source.path == "test-tone:1000,level=-20,delay=3")
+    }
+
     @Test(arguments: ["/dev/video0", "video:0", "audio:1", "hw:Loopback,1", "default", "usb-Camera-video-index0", "test", "testpattern", ""])
     func otherSpecifiersAreNotVirtual(_ specifier: String) throws {
         #expect(try VirtualDevice.parse(specifier) == nil)
@@ -23,7 +47,8 @@ import Testing
     }
 
     @Test(arguments: ["test-tone:abc", "test-tone:", "test-tone:0", "test-tone:-440", "test-tone:20001", "test-tone:nan", "test-tone:inf",
-                      "test-pattern:1", "file:", "virtual:file:"])
+                      "test-pattern:1", "file:", "virtual:file:", "test-tone,level=3", "test-tone,level=loud", "test-tone,level=",
+                      "test-tone,delay=-1", "test-tone,delay=soon", "test-tone,volume=-6", "test-tone,", "test-tone:440,level"])
     func malformedVirtualSpecifiersAreRefusedWithAReason(_ specifier: String) {
         #expect(VirtualDevice(specifier: specifier) == nil)
         do {

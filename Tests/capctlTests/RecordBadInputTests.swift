@@ -132,6 +132,16 @@ struct RecordBadInputTests {
         (tone + ["--sample-rate", "5", "out.wav"], 64, "--sample-rate 5 is out of range"),
         (tone + ["--sample-rate", "384000", "out.wav"], 64, "test-tone: the test tone is not made at 384000 Hz"),
         (tone + ["--audio-bitrate", "0", "out.m4a"], 64, "out.m4a: bit rate must be positive"),
+        (["--audio", "test-tone,level=loud", "out.wav"], 64, "test-tone,level=loud: level 'loud' is not a level; give dBFS up to 0"),
+        (["--audio", "test-tone,level=3", "out.wav"], 64, "test-tone,level=3: level '3' is not a level"),
+        (["--audio", "test-tone:880,volume=-3", "out.wav"], 64, "the test tone takes level=DBFS and delay=TIME after commas"),
+        (["--audio", "test-tone,delay=later", "out.wav"], 64, "delay 'later' is not a time"),
+        // The microphone watchdog.
+        (tone + ["--silence-threshold", "-50", "out.wav"], 64, "--silence-threshold sets what --silence-timeout counts as silence; add --silence-timeout TIME"),
+        (tone + ["--silence-timeout", "1", "--silence-threshold", "6", "out.wav"], 64, "'6' is invalid for '--silence-threshold"),
+        (tone + ["--silence-timeout", "1", "--silence-threshold", "-170dB", "out.wav"], 64, "'-170dB' is invalid for '--silence-threshold"),
+        (tone + ["--silence-timeout", "0", "out.wav"], 64, "'0' is invalid for '--silence-timeout"),
+        (pattern + ["--silence-timeout", "5s", "out.mp4"], 64, "--silence-timeout listens to microphones; add --audio DEVICE"),
         // Several cameras.
         (["--video", "test-pattern,size=abc", "out.mp4"], 64, "--video test-pattern: size=abc is not WxH"),
         (["--video", "test-pattern,fps=30,framerate=30", "out.mp4"], 64, "'framerate=30' is not a camera option"),

@@ -59,6 +59,9 @@ final class ServiceRecording: Sendable {
     /// its progress every `interval` on a thread of its own until it ends.
     func start(on session: CaptureSession, interval: Double) throws(ServiceError) {
         let cameras = session.inputs.filter { $0.mediaType == .video }.count
+        if recorder.configuration.silence != nil, !session.inputs.contains(where: { $0.mediaType == .audio }) {
+            throw ServiceError(.badRequest, "silenceTimeout listens to microphones, and the service has none: start capctl serve with --audio DEVICE")
+        }
         do throws(RecordingError) {
             try recorder.checkDestination(cameras: cameras)
         } catch {
@@ -78,7 +81,7 @@ final class ServiceRecording: Sendable {
                 while !recorder.waitUntilEnded(timeout: interval) {
                     let progress = recorder.progress
                     reporter.progress(progress.statistics, limits: limits, freeSpace: progress.freeSpace,
-                                      streams: reporter.streamStatuses(progress.streams))
+                                      streams: reporter.streamStatuses(progress.streams), audioLevels: recorder.readAudioLevels())
                 }
                 finish()
             }
@@ -113,7 +116,7 @@ final class ServiceRecording: Sendable {
     var document: Document {
         let progress = recorder.progress
         let event = reporter.currentProgress(progress.statistics, limits: limits, freeSpace: progress.freeSpace,
-                                             streams: reporter.streamStatuses(progress.streams))
+                                             streams: reporter.streamStatuses(progress.streams), audioLevels: recorder.currentAudioLevels)
         let finished = reporter.finishedEvent
         let state = finished != nil ? "finished" : progress.statistics.isPaused ? "paused" : "running"
         let files = finished?.files ?? (progress.statistics.files + (recorder.hasEnded ? [] : recorder.files)).map(folder.name)

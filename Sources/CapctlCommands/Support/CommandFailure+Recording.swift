@@ -35,6 +35,7 @@ extension CommandFailure {
         case .deviceLost: self.init(error.description, status: .unavailable)
         case .capture(let capture): self.init(capture)
         case .motionNeedsCamera: self.init("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)
+        case .silenceNeedsMicrophone: self.init("--silence-timeout listens to microphones; add --audio DEVICE (such as --audio default)", status: .usage)
         case .motionCannotRead(let device, let sends):
             self.init("\(device): --resume-on motion reads 8-bit luma from raw pictures and this camera sends \(sends); choose a --pixel-format such as YUYV",
                       status: .usage)

@@ -53,6 +53,7 @@ struct RecordRequest {
         recording.overwritesExistingFiles = command.overwrite
         recording.stopsOnDeviceLoss = command.stopOnDeviceLoss
         command.trigger.apply(to: &recording)
+        command.silence.apply(to: &recording)
         // validate() checked the URLs.
         let fileType = command.out.flatMap { FileType(path: $0) }
         recording.streams = ((try? command.streaming.destinations()) ?? []).map { destination in
@@ -81,7 +82,8 @@ final class RecordingFrontend: Sendable {
 
     init(request: RecordRequest) {
         self.request = request
-        reporter = RecordingReporter(style: request.progress, showsPreRoll: request.recording.preRoll != nil)
+        reporter = RecordingReporter(style: request.progress, showsPreRoll: request.recording.preRoll != nil,
+                                     showsLevelMeters: request.progress == .text && isatty(STDOUT_FILENO) == 1)
         relay = RecordingEventRelay(reporter: reporter)
     }
 
@@ -124,7 +126,7 @@ final class RecordingFrontend: Sendable {
         while !recorder.waitUntilEnded(timeout: interval) {
             let progress = recorder.progress
             reporter.progress(progress.statistics, limits: request.limits, freeSpace: progress.freeSpace,
-                              streams: reporter.streamStatuses(progress.streams))
+                              streams: reporter.streamStatuses(progress.streams), audioLevels: recorder.readAudioLevels())
         }
         session.stopRunning()
         let end = recorder.finish()
@@ -204,6 +206,10 @@ final class RecordingEventRelay: CaptureRecorderDelegate, Sendable {
 
     func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {
         reporter.motion(started: started, score: score)
+    }
+
+    func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {
+        reporter.silence(event, microphone: number, input: input, threshold: recorder.configuration.silence?.threshold)
     }
 
     func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {

@@ -7,7 +7,7 @@ import Glibc
 
 /// `record`'s progress on stdout: one refreshing status line on a terminal,
 /// or one JSON object a line (events `started`, `progress`, `paused`,
-/// `resumed`, `segment`, `finished`). Field names are stable.
+/// `resumed`, `segment`, `audio-silent`, `audio-restored`, `finished`). Field names are stable.
 final class RecordingReporter: Sendable {
     struct Limits {
         var duration: MediaTime?
@@ -18,6 +18,8 @@ final class RecordingReporter: Sendable {
     let style: ProgressStyle
     /// Whether progress says what the pre-roll holds (--pre-roll); set before the recording starts.
     let showsPreRoll: Bool
+    /// Whether the status line shows each microphone's level (a terminal's only).
+    let showsLevelMeters: Bool
     /// Where JSON lines go instead of stdout, each carrying `recording` (the
     /// service's events: several recordings share its stdout and event stream).
     let sink: EventSink?
@@ -43,9 +45,11 @@ final class RecordingReporter: Sendable {
     }
     private let state = Mutex(State())
 
-    init(style: ProgressStyle, showsPreRoll: Bool = false, sink: EventSink? = nil, fileName: @escaping @Sendable (String) -> String = { $0 }) {
+    init(style: ProgressStyle, showsPreRoll: Bool = false, showsLevelMeters: Bool = false, sink: EventSink? = nil,
+         fileName: @escaping @Sendable (String) -> String = { $0 }) {
         self.style = style
         self.showsPreRoll = showsPreRoll
+        self.showsLevelMeters = showsLevelMeters
         self.sink = sink
         self.fileName = fileName
     }
@@ -102,7 +106,8 @@ final class RecordingReporter: Sendable {
         if now { event() }
     }
 
-    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) {
+    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
+                  audioLevels: [CaptureRecorderAudioLevels] = []) {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = state.withLock { state -> (Double, Double) in
             let rates = Self.rates(statistics, since: state, now: now)
@@ -112,7 +117,8 @@ final class RecordingReporter: Sendable {
             state.lastDuration = statistics.duration.seconds
             return rates
         }
-        let event = progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate)
+        let event = progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate,
+                                  audioLevels: audioLevels)
         let remaining = event.remaining
         if style == .json {
             emitJSON(event)
@@ -128,6 +134,7 @@ final class RecordingReporter: Sendable {
             parts.append(String(cFormat: "pre-roll %.1fs", statistics.preRollDuration.seconds) + " " + formatBytes(Int64(statistics.preRollBytes)))
         }
         for (index, stream) in streams.enumerated() { parts.append(Self.streamText(stream, index: index + 1)) }
+        if showsLevelMeters { parts += Self.levelMeters(audioLevels) }
         state.withLock { state in
             // \r and erase-to-end: the line refreshes in place.
             print("\r\u{1B}[K" + parts.joined(separator: "  "), terminator: "")
@@ -138,10 +145,12 @@ final class RecordingReporter: Sendable {
 
     /// The progress event for now, its rates over the time since the last
     /// report, without making this a report (for a service's status request).
-    func currentProgress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = []) -> ProgressEvent {
+    func currentProgress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
+                         audioLevels: [CaptureRecorderAudioLevels] = []) -> ProgressEvent {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = state.withLock { Self.rates(statistics, since: $0, now: now) }
-        return progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate)
+        return progressEvent(statistics, limits: limits, freeSpace: freeSpace, streams: streams, fps: fps, bitRate: bitRate,
+                             audioLevels: audioLevels)
     }
 
     /// Frames a second over wall time, and bits a second over media time, since the last report.
@@ -154,7 +163,7 @@ final class RecordingReporter: Sendable {
     }
 
     private func progressEvent(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus],
-                               fps: Double, bitRate: Double) -> ProgressEvent {
+                               fps: Double, bitRate: Double, audioLevels: [CaptureRecorderAudioLevels]) -> ProgressEvent {
         let remaining = Remaining(duration: limits.duration.map { max(0, $0.seconds - statistics.duration.seconds) },
                                   size: limits.size.map { max(0, $0 - statistics.bytes) },
                                   freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
@@ -162,7 +171,8 @@ final class RecordingReporter: Sendable {
                              frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
                              bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
                              file: statistics.files.count + 1, remaining: remaining,
-                             preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams)
+                             preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams,
+                             audioLevels: audioLevels.isEmpty ? nil : audioLevels.map(MicrophoneLevels.init))
     }
 
     func paused(path filePath: String, statistics: RecordingStatistics, cause: PauseCause? = nil) {
@@ -318,6 +328,8 @@ final class RecordingReporter: Sendable {
         /// With --pre-roll: what it holds now.
         var preRoll: PreRollHeld?
         var streams: [StreamStatus]?
+        /// Each microphone's levels since the last progress event.
+        var audioLevels: [MicrophoneLevels]?
     }
 
     /// What a pre-roll holds: media time from its keyframe, bytes, and

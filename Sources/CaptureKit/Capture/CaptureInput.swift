@@ -4,7 +4,7 @@ import Synchronization
 /// session opens it, runs its capture loop, and hands its samples to every
 /// output together with the input they came from.
 public class CaptureInput: @unchecked Sendable {
-    // @unchecked: `isOpen` and `locking` are guarded by `lock`; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
+    // @unchecked: `isOpen` and `locking` are guarded by `lock`; the meter is Sendable; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
     public internal(set) var source: any CaptureSource
     /// The encoders sinks share for this input's frames, one per setting.
     let compression = CompressionStages()
@@ -42,6 +42,17 @@ public class CaptureInput: @unchecked Sendable {
         case .video: captured.add(1, ordering: .relaxed)
         case .audio(let audio): captured.add(audio.frameCount, ordering: .relaxed)
         }
+    }
+
+    /// The sound level of a microphone's audio, measured on the capture
+    /// thread as the session takes it (see `CaptureConnection.audioChannels`);
+    /// nil for a camera.
+    public var audioLevelMeter: AudioLevelMeter? { mediaType == .audio ? meter : nil }
+    private let meter = AudioLevelMeter()
+
+    /// Measures an audio sample's level (on the capture thread).
+    func meterLevels(of sample: SampleBuffer) {
+        if case .audio(let audio) = sample { meter.measure(audio) }
     }
 
     /// Called by the session before it opens the input: a device input

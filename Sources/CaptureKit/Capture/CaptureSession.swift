@@ -308,6 +308,7 @@ public final class CaptureSession: Sendable {
                 guard let self else { return }
                 let end = input.source.run(stop: stop) { sample in
                     input.count(sample)
+                    input.meterLevels(of: sample)
                     input.compression.capture(sample)
                     for output in self.outputsSnapshot() { output.capture(sample, from: input) }
                 }

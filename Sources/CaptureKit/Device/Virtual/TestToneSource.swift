@@ -3,8 +3,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// A microphone that needs no hardware: a sine tone at −6 dBFS, signed
-/// 16-bit interleaved, in 20 ms buffers.
+/// A microphone that needs no hardware: a sine tone (at −6 dBFS unless
+/// asked otherwise, or silence), signed 16-bit interleaved, in 20 ms
+/// buffers; with a delay, silence until then (counted in frames from the
+/// first, so the same in real time or not).
 ///
 /// The buffer that starts at frame `k` is stamped `start + k / sampleRate`
 /// on CLOCK_MONOTONIC, where `start` is when `run` began, and its samples
@@ -22,6 +24,12 @@ final class TestToneSource: CaptureSource, Sendable {
     public var audioFormat: CaptureAudioFormat? { settled.withLock { $0.format } }
     /// The tone's frequency in hertz.
     public let frequency: Double
+    /// Its peak level in dBFS (−∞: silence).
+    public let level: Double
+    /// The seconds of silence before it begins.
+    public let delay: Double
+    /// Its peak as a signed 16-bit value.
+    let amplitude: Double
     public let request: CaptureAudioRequest
     public let realtime: Bool
 
@@ -31,8 +39,13 @@ final class TestToneSource: CaptureSource, Sendable {
     public static let sampleRateRange = 8000...192000
     /// The channel counts it has.
     public static let channelRange = 1...2
-    /// The tone's peak: −6 dBFS of a signed 16-bit sample.
-    public static let amplitude = 32767 * pow(10, -6.0 / 20)
+    /// The default tone's peak: −6 dBFS of a signed 16-bit sample.
+    public static let defaultAmplitude = amplitude(level: VirtualDevice.defaultToneLevel)
+
+    /// The peak of a tone at `level` dBFS (at most full scale, 32767; 0 for −∞).
+    static func amplitude(level: Double) -> Double {
+        level == -.infinity ? 0 : 32767 * pow(10, min(0, level) / 20)
+    }
     /// Buffers per second (20 ms each).
     static let buffersPerSecond = 50
     static let poolLimit = 32
@@ -46,14 +59,18 @@ final class TestToneSource: CaptureSource, Sendable {
     private let settled = Mutex(Settled())
     private let losses = SampleLossLog()
 
-    /// A tone of `frequency` hertz at the request's rate (8000 to 192000
-    /// Hz, else 48000) and channel count (1 or 2, else 2).
-    public init(frequency: Double = VirtualDevice.defaultToneFrequency, request: CaptureAudioRequest = CaptureAudioRequest(),
-                realtime: Bool = true) {
+    /// A tone of `frequency` hertz whose peak is `level` dBFS (−∞ for
+    /// silence), after `delay` seconds of silence, at the request's rate
+    /// (8000 to 192000 Hz, else 48000) and channel count (1 or 2, else 2).
+    public init(frequency: Double = VirtualDevice.defaultToneFrequency, level: Double = VirtualDevice.defaultToneLevel, delay: Double = 0,
+                request: CaptureAudioRequest = CaptureAudioRequest(), realtime: Bool = true) {
         self.frequency = frequency
+        self.level = level
+        self.delay = max(0, delay)
+        amplitude = Self.amplitude(level: level)
         self.request = request
         self.realtime = realtime
-        let device = VirtualDevice.testTone(frequency: frequency)
+        let device = VirtualDevice.testTone(frequency: frequency, level: level, delay: self.delay)
         path = device.specifier
         localizedName = device.localizedName
     }
@@ -125,12 +142,15 @@ final class TestToneSource: CaptureSource, Sendable {
     private func fill(_ buffer: UnsafeMutableRawBufferPointer, first: Int64, frames: Int, channels: Int, rate: Int) {
         let samples = buffer.bindMemory(to: Int16.self)
         let cycles = frequency / Double(rate)
+        // Frames before the tone begins are silent.
+        let silent = Int(max(0, min(Int64(frames), Int64((delay * Double(rate)).rounded()) - first)))
+        for index in 0..<(silent * channels) { samples[index] = 0 }
         // The phase at the first frame, in cycles, reduced first so that it keeps its precision over long runs.
         let wholeSeconds = first / Int64(rate)
         let start = (frequency * Double(wholeSeconds)).truncatingRemainder(dividingBy: 1)
             + Double(first % Int64(rate)) * cycles
-        for frame in 0..<frames {
-            let value = Int16((Self.amplitude * sin(2 * Double.pi * (start + Double(frame) * cycles))).rounded())
+        for frame in silent..<frames {
+            let value = Int16((amplitude * sin(2 * Double.pi * (start + Double(frame) * cycles))).rounded())
             for channel in 0..<channels { samples[frame * channels + channel] = value }
         }
     }

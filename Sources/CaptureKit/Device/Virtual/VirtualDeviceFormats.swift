@@ -3,7 +3,7 @@
 ///
 /// - `test-pattern`: the pixel formats it draws, every size from 16x16 to
 ///   7680x4320 (even sizes for the YUV formats), any rate from 0.1 to 1000 fps;
-/// - `test-tone[:HZ]`: signed 16-bit samples at the rates it is made at, 1 or 2 channels;
+/// - `test-tone[:HZ][,…]`: signed 16-bit samples at the rates it is made at, 1 or 2 channels;
 /// - `file:PATH`: the one format, size and rate of the file's video.
 extension VirtualDevice {
     /// The formats a virtual camera offers. Throws for the tone (not a
@@ -55,7 +55,7 @@ extension VirtualDevice {
     /// What a virtual microphone offers: the tone's one sample format, the
     /// rates it can be made and sampled at, and its channel counts.
     public func audioFormats() throws(CaptureError) -> [AudioFormat] {
-        guard case .testTone(let frequency) = self else { throw notOfKind(.audio) }
+        guard case .testTone(let frequency, _, _) = self else { throw notOfKind(.audio) }
         let tone = TestToneSource(frequency: frequency)
         let range = TestToneSource.sampleRateRange
         guard let lowest = range.first(where: tone.canBeSampled(atRate:)), let highest = range.last(where: tone.canBeSampled(atRate:)) else {

@@ -43,6 +43,8 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     case capture(CaptureError)
     /// The motion trigger has no camera to watch.
     case motionNeedsCamera
+    /// Silence detection has no microphone to listen to.
+    case silenceNeedsMicrophone
     /// The motion trigger reads 8-bit luma from raw pictures, and the
     /// camera at `device` sends `sends` (a codec, or a raw format without it).
     case motionCannotRead(device: String, sends: String)
@@ -53,7 +55,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cannotCreate(let path, _), .outputExists(let path), .diskFull(let path), .writeFailed(let path, _), .nothingWritten(let path, _):
             return path
         case .limitReached, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .deviceLost, .capture, .motionNeedsCamera,
-             .motionCannotRead:
+             .motionCannotRead, .silenceNeedsMicrophone:
             return nil
         }
     }
@@ -63,7 +65,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .limitReached, .deviceLost: return true
         case .cannotCreate, .outputExists, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .diskFull, .writeFailed, .nothingWritten, .capture,
-             .motionNeedsCamera, .motionCannotRead:
+             .motionNeedsCamera, .motionCannotRead, .silenceNeedsMicrophone:
             return false
         }
     }
@@ -84,6 +86,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .deviceLost(let device): return "\(device): the device went away during the recording"
         case .capture(let error): return error.description
         case .motionNeedsCamera: return "motion triggering watches a camera's picture, and the session has no camera"
+        case .silenceNeedsMicrophone: return "silence detection listens to microphones, and the session has none"
         case .motionCannotRead(let device, let sends):
             return "\(device): motion triggering reads 8-bit luma from raw pictures and this camera sends \(sends)"
         }

@@ -31,6 +31,8 @@ public final class CaptureRecorder: Sendable {
         weak var delegate: (any CaptureRecorderDelegate)?
         weak var session: CaptureSession?
         var cameras: [CaptureInput] = []
+        /// The microphones' level readers and silence monitors, while the recording runs.
+        var microphones: [MicrophoneWatch] = []
         var lostCameras: [Int] = []
         var fileEnd: (reason: RecordingStopReason, error: RecordingError?)?
         /// How each stream that ended did, with its number (from 1).
@@ -46,6 +48,8 @@ public final class CaptureRecorder: Sendable {
     private let endSignal = DispatchSemaphore(value: 0)
     /// The delegates the outputs call (they hold this recorder weakly).
     private let events: RecorderEvents
+    /// Where silence events reach the delegate, in order.
+    let microphoneQueue = DispatchQueue(label: "capctl.recorder.microphones")
 
     /// A recorder for `configuration`; `delegate` (held weakly) hears what
     /// happens. Throws when the destination is no template or names no
@@ -137,6 +141,7 @@ public final class CaptureRecorder: Sendable {
     private func begin(on session: CaptureSession) throws(CaptureRecorderError) {
         let inputs = session.inputs
         let cameras = inputs.filter { $0.mediaType == .video }
+        try watchMicrophones(inputs.filter { $0.mediaType == .audio })
         if fileOutput is AudioFileOutput, !cameras.isEmpty, let fileType, let destination = configuration.destination {
             throw .recording(.unsupported("\(destination): a \(fileType.displayName) file holds audio only; record video to .mp4, .mov, .mkv, .webm or .ts"))
         }
@@ -262,7 +267,10 @@ public final class CaptureRecorder: Sendable {
         fileOutput?.waitUntilFinished()
         for output in streamOutputs { output.stopStreaming() }
         for output in streamOutputs { output.waitUntilFinished() }
-        let session = state.withLock { $0.session }
+        let session = state.withLock { state in
+            state.microphones = []
+            return state.session
+        }
         if let session {
             if let fileOutput { session.removeOutput(fileOutput) }
             for output in streamOutputs { session.removeOutput(output) }
@@ -319,6 +327,7 @@ public final class CaptureRecorder: Sendable {
             return (!state.ended, state.delegate)
         }
         guard first else { return }
+        stopWatchingForSilence()
         endSignal.signal()
         guard let delegate else { return }
         let totals = self.totals

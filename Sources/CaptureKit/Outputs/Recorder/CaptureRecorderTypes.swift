@@ -29,6 +29,10 @@ public struct CaptureRecorderConfiguration: Sendable {
     public var preRollMemoryLimit: Int?
     /// Resume on motion in the first camera's picture, pause once still.
     public var motion: MotionDetector.Configuration?
+    /// Watch every microphone for silence (see `AudioSilenceMonitor`): the
+    /// delegate hears when one stays below the threshold for the timeout,
+    /// and when its sound returns. The session must have a microphone.
+    public var silence: AudioSilenceMonitor.Configuration?
     /// Each pause finishes the file; the next resume begins a new one.
     public var filePerEvent = false
     /// With several cameras, one lost ends the recording instead of its track.
@@ -89,6 +93,16 @@ public struct CaptureRecorderProgress: Sendable {
     public var streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]
 }
 
+/// One microphone's levels over an interval (see `CaptureRecorder.readAudioLevels()`).
+public struct CaptureRecorderAudioLevels: Sendable {
+    /// Its number, from 1, among the session's microphones (audio inputs) in the session's order.
+    public var microphone: Int
+    /// The microphone's input on the session.
+    public var input: CaptureInput
+    /// Its levels over the interval.
+    public var levels: AudioLevels
+}
+
 /// A required stream that failed, and so ended the recording.
 public struct CaptureRecorderStreamFailure: Sendable {
     /// Its number, from 1, in the configuration's order.
@@ -123,6 +137,10 @@ public protocol CaptureRecorderDelegate: AnyObject, Sendable {
     func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput)
     /// Motion began (`started`) or ended; `score` is the percent of the picture that changed.
     func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double)
+    /// Microphone `number` (from 1, among the session's microphones) fell
+    /// silent or heard sound again (with `CaptureRecorderConfiguration.silence`);
+    /// calls come in order on a queue of the recorder's, while the recording runs.
+    func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event)
     func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int)
     func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError)
     func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime, attempt: Int)
@@ -137,6 +155,7 @@ extension CaptureRecorderDelegate {
     public func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
     public func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {}
     public func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {}
+    public func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {}
     public func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {}
     public func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {}
     public func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
