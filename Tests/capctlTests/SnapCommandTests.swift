@@ -72,6 +72,18 @@ import Testing
         #expect(result.stderrLines.count == 1)
     }
 
+    @Test func aLowerQualityMakesASmallerJPEG() throws {
+        let scratch = try Scratch()
+        var sizes: [Int] = []
+        for quality in [10, 50, 95] {
+            let name = scratch.file("q\(quality).jpg")
+            let result = try CapctlRun.run(["snap", "--video", "test-pattern", "--size", "640x480", "--warmup", "0", "--quality", String(quality), name])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            sizes.append((try? Data(contentsOf: URL(fileURLWithPath: name)).count) ?? 0)
+        }
+        #expect(sizes[0] < sizes[1] && sizes[1] < sizes[2], "JPEG sizes at quality 10, 50, 95: \(sizes)")
+    }
+
     @Test func jpegPngAndRawWithTheirEventsInOrder() throws {
         let scratch = try Scratch()
         for (name, magic) in [("a.jpg", [UInt8]([0xFF, 0xD8])), ("b.png", [0x89, 0x50, 0x4E, 0x47])] {

@@ -67,6 +67,10 @@ public enum ImageFile {
         }
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_open2(\(name))", code: opened)) }
+        // With a fixed quantizer the encoder takes it from the frame, not from the context.
+        let quality = buffer.frame.pointee.quality
+        buffer.frame.pointee.quality = context.pointee.global_quality
+        defer { buffer.frame.pointee.quality = quality }
         let sent = avcodec_send_frame(context, buffer.frame)
         guard sent >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(name))", code: sent)) }
         _ = avcodec_send_frame(context, nil)

@@ -40,6 +40,8 @@ final class JPEGEncoder {
     func encode(_ picture: PixelBuffer) throws(WriterError) -> [UInt8] {
         guard let context, let packet else { return [] }
         picture.frame.pointee.pts = nextTimestamp
+        // With a fixed quantizer the encoder takes it from each frame, not from the context.
+        picture.frame.pointee.quality = context.pointee.global_quality
         nextTimestamp += 1
         let sent = avcodec_send_frame(context, picture.frame)
         guard sent >= 0 else { throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(mjpeg)", code: sent)) }

@@ -103,7 +103,7 @@ final class LiveViewPictureMaker {
     }
 
     private func encode(_ source: UnsafeMutablePointer<AVFrame>, time: MediaTime, sequence: UInt64) throws(WriterError) -> LiveViewFrame {
-        if converter == nil { converter = try PixelConverter(pixelFormat: ImageFormat.jpeg.pixelFormat, width: width, height: height) }
+        if converter == nil { converter = try PixelConverter(pixelFormat: ImageFormat.jpeg.pixelFormat, width: width, height: height, scaling: .fast) }
         if encoder == nil { encoder = try JPEGEncoder(width: width, height: height, quality: quality) }
         let picture = try converter!.convert(frame: source)
         return LiveViewFrame(jpeg: try encoder!.encode(picture), width: width, height: height, captureTime: time, sequence: sequence)
