@@ -54,6 +54,24 @@ extension Capctl {
             SIGHUP switches to the next file at once (without %n in OUT, files after the first \
             are named OUT-2, OUT-3 …).
 
+            LOOP RECORDING
+              With segments or --file-per-event, --keep-files N, --keep-size SIZE and --keep-age \
+            TIME delete the oldest files of OUT's template once a file is finished (--keep-age also \
+            once a second): the newest N finished files, the newest finished files that fit in SIZE \
+            together (the one just finished stays even when it alone is larger), the files last \
+            written less than TIME ago. The file being written comes on top of the bounds and is \
+            never deleted. --on-low-space rotate makes the --min-free-space floor delete the oldest \
+            files instead of stopping; once only the file being written is left, the recording stops \
+            as without it. The recording's files are the regular files in OUT's folder whose names \
+            the template could have written (%n as it pads it, each time field as strftime writes \
+            it, or with no %n the -2, -3 … of later files): also an earlier run's, which count as the \
+            oldest (ordered by the time in their names, then their number), while %n numbers on \
+            after the highest already there. No other file is ever touched. OUT needs %n or time \
+            fields in the file's name (not its folder). Each deletion is a file-deleted event \
+            (file, bytes, reason: keep-files, keep-size, keep-age or low-space); finished lists in \
+            files only the recording's files still there and gives deletedFiles and deletedBytes, \
+            while bytes stays what was written.
+
             SIGNALS
               SIGINT or SIGTERM stop the recording and finalize the file; a second SIGINT exits at \
             once (status 130), leaving the file readable up to its last fragment. SIGUSR1 pauses \
@@ -131,7 +149,7 @@ extension Capctl {
             samples, bit rate, what is left of each limit, each microphone's level). Otherwise, or \
             with --progress json, one JSON object a line: started, progress (every \
             --progress-interval), paused, resumed, motion-started, motion-ended, audio-silent, \
-            audio-restored, camera-lost, segment (a file finished), finished. finished carries reason (stopped, max-duration, \
+            audio-restored, camera-lost, segment (a file finished), file-deleted, finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
             bytes, frames, dropped (split in droppedFrames and droppedAudioSamples; only what was \
             lost inside the recorded time counts, not while paused), audioSamples, lostCameras \
@@ -180,6 +198,8 @@ extension Capctl {
         @Option(name: .long, help: ArgumentHelp("Start a new file before the current one passes SIZE.", valueName: "size"))
         var segmentSize: ByteCountArgument?
 
+        @OptionGroup(title: "Loop recording") var retention: RetentionOptions
+
         @OptionGroup var encoding: EncodingOptions
 
         @OptionGroup var trigger: TriggerOptions
@@ -217,6 +237,8 @@ extension Capctl {
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
             }
+            try retention.validate(out: out, series: segmentDuration != nil || segmentSize != nil || trigger.filePerEvent,
+                                   segmentSize: segmentSize, minFreeSpace: minFreeSpace)
             if let out {
                 try validateFile(out)
             } else {

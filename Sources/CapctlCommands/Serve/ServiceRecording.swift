@@ -46,6 +46,7 @@ final class ServiceRecording: Sendable {
         request.recording.settings.realTime = true
         limits = request.limits
         reporter = RecordingReporter(style: .json, showsPreRoll: request.recording.preRoll != nil,
+                                     showsDeletions: request.recording.retention.isActive,
                                      sink: EventSink(recording: id, events: events), fileName: { folder.name($0) })
         relay = RecordingEventRelay(reporter: reporter)
         do throws(RecordingError) {

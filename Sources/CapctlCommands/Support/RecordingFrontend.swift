@@ -51,6 +51,7 @@ struct RecordRequest {
         recording.segmentDuration = command.segmentDuration?.time
         recording.segmentSize = command.segmentSize?.bytes
         recording.overwritesExistingFiles = command.overwrite
+        recording.retention = command.retention.retention
         recording.stopsOnDeviceLoss = command.stopOnDeviceLoss
         command.trigger.apply(to: &recording)
         command.silence.apply(to: &recording)
@@ -83,7 +84,8 @@ final class RecordingFrontend: Sendable {
     init(request: RecordRequest) {
         self.request = request
         reporter = RecordingReporter(style: request.progress, showsPreRoll: request.recording.preRoll != nil,
-                                     showsLevelMeters: request.progress == .text && isatty(STDOUT_FILENO) == 1)
+                                     showsLevelMeters: request.progress == .text && isatty(STDOUT_FILENO) == 1,
+                                     showsDeletions: request.recording.retention.isActive)
         relay = RecordingEventRelay(reporter: reporter)
     }
 
@@ -221,6 +223,10 @@ final class RecordingEventRelay: CaptureRecorderDelegate, Sendable {
         guard file.wasCreated else { return }
         // A limit or a lost camera ended the recording with this file, which is complete: the end event says which.
         reporter.segment(file, error: error?.recordingSuccessfullyFinished == true ? nil : error)
+    }
+
+    func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {
+        reporter.fileDeleted(path, bytes: bytes, reason: reason.word)
     }
 
     func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {

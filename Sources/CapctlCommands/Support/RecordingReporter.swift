@@ -7,7 +7,7 @@ import Glibc
 
 /// `record`'s progress on stdout: one refreshing status line on a terminal,
 /// or one JSON object a line (events `started`, `progress`, `paused`,
-/// `resumed`, `segment`, `audio-silent`, `audio-restored`, `finished`). Field names are stable.
+/// `resumed`, `segment`, `file-deleted`, `audio-silent`, `audio-restored`, `finished`). Field names are stable.
 final class RecordingReporter: Sendable {
     struct Limits {
         var duration: MediaTime?
@@ -20,6 +20,8 @@ final class RecordingReporter: Sendable {
     let showsPreRoll: Bool
     /// Whether the status line shows each microphone's level (a terminal's only).
     let showsLevelMeters: Bool
+    /// Whether the recording deletes files (a retention): `finished` says how many.
+    let showsDeletions: Bool
     /// Where JSON lines go instead of stdout, each carrying `recording` (the
     /// service's events: several recordings share its stdout and event stream).
     let sink: EventSink?
@@ -45,11 +47,12 @@ final class RecordingReporter: Sendable {
     }
     private let state = Mutex(State())
 
-    init(style: ProgressStyle, showsPreRoll: Bool = false, showsLevelMeters: Bool = false, sink: EventSink? = nil,
-         fileName: @escaping @Sendable (String) -> String = { $0 }) {
+    init(style: ProgressStyle, showsPreRoll: Bool = false, showsLevelMeters: Bool = false, showsDeletions: Bool = false,
+         sink: EventSink? = nil, fileName: @escaping @Sendable (String) -> String = { $0 }) {
         self.style = style
         self.showsPreRoll = showsPreRoll
         self.showsLevelMeters = showsLevelMeters
+        self.showsDeletions = showsDeletions
         self.sink = sink
         self.fileName = fileName
     }
@@ -170,7 +173,7 @@ final class RecordingReporter: Sendable {
         return ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
                              frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
                              bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
-                             file: statistics.files.count + 1, remaining: remaining,
+                             file: statistics.fileCount + 1, remaining: remaining,
                              preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams,
                              audioLevels: audioLevels.isEmpty ? nil : audioLevels.map(MicrophoneLevels.init))
     }
@@ -228,6 +231,14 @@ final class RecordingReporter: Sendable {
         }
     }
 
+    /// The retention deleted a file: `reason` is the option whose bound it passed, or low-space.
+    func fileDeleted(_ path: String, bytes: Int64, reason: String) {
+        let file = fileName(path)
+        emit(FileDeletedEvent(time: EventTime.now(), file: file, bytes: bytes, reason: reason)) {
+            "deleted \(file): \(formatBytes(bytes)) (\(reason))"
+        }
+    }
+
     func finished(_ statistics: RecordingStatistics, reason: RecordingStopReason, error: RecordingError?, status: ExitStatus,
                   streams: [StreamStatus] = [], failure: String? = nil, lostCameras: [Int] = []) {
         if let failure { Diagnostics.error(failure) } else if let error, !error.recordingSuccessfullyFinished { Diagnostics.error(error.description) }
@@ -239,7 +250,9 @@ final class RecordingReporter: Sendable {
                            audioSamples: statistics.audioSamples,
                            error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
                            exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams,
-                           lostCameras: lostCameras.isEmpty ? nil : lostCameras)
+                           lostCameras: lostCameras.isEmpty ? nil : lostCameras,
+                           deletedFiles: showsDeletions ? statistics.deletedFileCount : nil,
+                           deletedBytes: showsDeletions ? statistics.deletedBytes : nil)
         state.withLock { $0.finished = event }
         emit(event) {
             var text = "finished (\(reason.rawValue)): \(statistics.files.count) file\(statistics.files.count == 1 ? "" : "s"), "
@@ -248,6 +261,7 @@ final class RecordingReporter: Sendable {
             if statistics.dropped > 0 {
                 text += " (\(statistics.droppedVideoFrames) frames, \(statistics.droppedAudioSamples) audio samples)"
             }
+            if showsDeletions { text += "; deleted \(statistics.deletedFileCount) file\(statistics.deletedFileCount == 1 ? "" : "s") (\(formatBytes(statistics.deletedBytes)))" }
             if !lostCameras.isEmpty { text += "; lost camera \(lostCameras.map(String.init).joined(separator: ", "))" }
             for (index, stream) in streams.enumerated() { text += "\n" + Self.streamSummary(stream, index: index + 1) }
             return text
@@ -401,6 +415,16 @@ final class RecordingReporter: Sendable {
         var start: String?
     }
 
+    struct FileDeletedEvent: Encodable {
+        var event = "file-deleted"
+        var time: String
+        var file: String
+        /// What it held when it was deleted.
+        var bytes: Int64
+        /// keep-files, keep-size, keep-age or low-space.
+        var reason: String
+    }
+
     struct FinishedEvent: Encodable {
         var event = "finished"
         var time: String
@@ -423,6 +447,11 @@ final class RecordingReporter: Sendable {
         var streams: [StreamStatus]?
         /// The cameras lost while the others recorded on (numbered from 1).
         var lostCameras: [Int]?
+        /// With a retention: the files it deleted (the recording's and earlier
+        /// ones of its template) and the bytes they held; `files` lists only
+        /// those of the recording still there, `bytes` all it wrote.
+        var deletedFiles: Int?
+        var deletedBytes: Int64?
     }
 }
 

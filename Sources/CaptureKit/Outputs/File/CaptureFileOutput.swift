@@ -51,6 +51,15 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     public var segmentFileSize: Int64 = 0
     /// Replace files that exist at an output path instead of failing.
     public var overwritesExistingFiles = false
+    /// Loop recording: which of the files a template names are kept, and
+    /// what the free-space floor does (see `RecordingRetention`). Applies to
+    /// a recording started with `startRecording(toTemplate:)` whose template
+    /// tells its files apart (`%n` or strftime fields in the file's name);
+    /// the delegate hears each file deleted. None by default.
+    public var retention = RecordingRetention()
+    /// How a recording asks the free space of the volume holding a path
+    /// (statvfs(3); tests give a volume of their own).
+    var freeSpaceQuery: @Sendable (String) -> Int64? = { RecordingLimits.freeSpace(near: $0) }
     /// Sees each sample on the writing thread before it is written; calling
     /// `startRecording(to:)` from it switches files exactly before that sample
     /// (with video from a shared encoder, at the keyframe it makes next).

@@ -49,7 +49,11 @@ public struct FileNameTemplate: Sendable, Hashable {
     /// Whether every file gets a name of its own: a counter, or a time field down to the second.
     public var namesEachFile: Bool { hasCounter || fields.contains { "sSTr".contains($0) } }
 
-    private var fields: [Character] {
+    /// Whether the pattern holds a strftime field: a time.
+    public var hasTimeFields: Bool { fields.contains { $0 != "n" && $0 != "c" && $0 != "%" } }
+
+    /// The pattern's fields (`n`, `c`, `%`, strftime's letters), in order.
+    var fields: [Character] {
         var result: [Character] = []
         var index = pattern.startIndex
         while index < pattern.endIndex {

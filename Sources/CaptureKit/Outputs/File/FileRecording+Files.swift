@@ -110,6 +110,7 @@ extension FileRecording {
         }
         for part in file.parts where !part.isFinished { finish(part, of: file) }
         publishStatistics()
+        applyRetention()
     }
 
     /// Finalizes one file of `file` and reports it.
@@ -162,7 +163,11 @@ extension FileRecording {
         closedAudioSamples += part.audioSamples
         file.videoFrames -= part.videoFrames
         file.audioSamples -= part.audioSamples
-        lock.withLock { stats.files.append(part.path) }
+        lock.withLock {
+            stats.files.append(part.path)
+            stats.fileCount += 1
+        }
+        retain(part.path)
         if let error, !error.recordingSuccessfullyFinished, stopping == nil || stopping?.error == nil {
             stopping = (.error, error)
             lock.withLock { ending = true }
@@ -224,6 +229,9 @@ extension FileRecording {
         case .none: break
         case .stop(let cut, let reason): stop(file, at: cut, reason: reason, error: .limitReached(reason))
         case .switchFile(let cut): switchFile(from: file, at: cut, to: nil)
+        case .reclaimSpace(let bytes, let cut):
+            // Only the files being written left: the floor stops the recording after all.
+            if !reclaimSpace(bytes) { stop(file, at: cut, reason: .minFreeSpace, error: .limitReached(.minFreeSpace)) }
         case .keyframeNeeded:
             // Once per file: the stage's next picture is the keyframe.
             if !file.askedForKeyframe {

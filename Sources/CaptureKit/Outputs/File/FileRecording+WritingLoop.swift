@@ -41,6 +41,7 @@ extension FileRecording {
             }
             finishDrainedFiles(force: false)
             if ended { break }
+            checkRetentionAge()
         }
         // The session stopped (or the recording ended): finish what is open.
         if !ended {

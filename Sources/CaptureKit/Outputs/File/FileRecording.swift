@@ -28,7 +28,8 @@ import Glibc
 /// and finishing files, limits and reports in `FileRecording+Files.swift`;
 /// video from shared encoders in `FileRecording+SharedEncoders.swift`;
 /// samples and inputs' ends from the capture threads in
-/// `FileRecording+Capture.swift`; several cameras in `FileRecording+Cameras.swift`.
+/// `FileRecording+Capture.swift`; several cameras in `FileRecording+Cameras.swift`;
+/// a loop recording's retention in `FileRecording+Retention.swift`.
 final class FileRecording: @unchecked Sendable {
     // @unchecked: requests, statistics and the delegate are guarded by `lock`; the rest is the writing thread's alone once begin(inputs:) started it (see above).
     // MARK: Configuration, fixed when the recording starts
@@ -47,7 +48,8 @@ final class FileRecording: @unchecked Sendable {
         limits = RecordingLimits(maxDuration: output.maxRecordingDuration, maxSize: output.maxRecordingSize,
                                  maxFileDuration: output.maxRecordedDuration, maxFileSize: output.maxRecordedFileSize,
                                  minFreeSpace: output.minFreeDiskSpaceLimit, segmentDuration: output.segmentDuration,
-                                 segmentSize: output.segmentFileSize)
+                                 segmentSize: output.segmentFileSize, reclaimsSpace: output.retention.lowSpace == .deleteOldest,
+                                 freeSpaceQuery: output.freeSpaceQuery)
         sampleHandler = output.sampleHandler
         queueCapacity = output.queueCapacity
         recordedMediaTypes = output.recordedMediaTypes
@@ -55,6 +57,13 @@ final class FileRecording: @unchecked Sendable {
         preRollMemoryLimit = output.preRollMemoryLimit
         startsNewFileOnResume = output.startsNewFileOnResume
         stopsOnDeviceLoss = output.stopsOnDeviceLoss
+        if case .template(let template) = destination, output.retention.isActive, template.folderPart != nil,
+           template.hasCounter || template.hasTimeFields {
+            // A loop recording counts the template's files already there, and numbers on after them.
+            let found = TemplateFolderScan(template)
+            if template.hasCounter { files.numberOffset = found.highestNumber }
+            retained = RetainedFiles(retention: output.retention, existing: found.files)
+        }
         markerAnchor.path = files.path(number: 1)
     }
 
@@ -247,6 +256,11 @@ final class FileRecording: @unchecked Sendable {
     /// keep it full on a machine where writing lags capture (writing thread only).
     var drainMark: Int?
     var limits: RecordingLimits
+    /// A loop recording's files and what its retention keeps (see
+    /// `FileRecording+Retention.swift`); nil without a retention.
+    var retained: RetainedFiles?
+    /// When the age bound was last checked (monotonic nanoseconds).
+    var lastRetentionCheck: Int64 = 0
     var stopping: (reason: RecordingStopReason, error: RecordingError?)?
     var paused = false
     var sessionStopped = false

@@ -12,6 +12,10 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?)
     /// The whole recording ended: no more files follow.
     func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?)
+    /// The output's retention (`CaptureFileOutput.retention`) deleted the
+    /// file at `path`, which held `bytes`, for `reason`: one of the
+    /// recording's, or one of an earlier recording of the template.
+    func fileOutput(_ output: CaptureFileOutput, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason)
     /// A camera went away while others went on recording: its track ends
     /// with its last frame (with one file per camera, its file is
     /// finished), and the recording goes on without it.
@@ -39,6 +43,7 @@ extension CaptureFileOutputRecordingDelegate {
     public func fileOutput(_ output: CaptureFileOutput, willFinishRecordingTo path: String, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
     public func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {}
+    public func fileOutput(_ output: CaptureFileOutput, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {}
     public func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError) {}
     public func fileOutput(_ output: CaptureFileOutput, didPauseRecordingTo path: String, cause: RecordingPauseCause) {
         fileOutput(output, didPauseRecordingTo: path)
@@ -107,7 +112,16 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var droppedByQueue = 0
     public var droppedByWriter = 0
     public var droppedBeforeKeyframe = 0
+    /// The files finished, in order, that are still there: those the
+    /// retention deleted (`CaptureFileOutput.retention`) are left out.
     public var files: [String] = []
+    /// How many files were finished, those deleted since included.
+    public var fileCount = 0
+    /// Files the retention deleted (the recording's, and earlier
+    /// recordings' of the template), and the bytes they held. `bytes`
+    /// still counts what the recording wrote into its own.
+    public var deletedFileCount = 0
+    public var deletedBytes: Int64 = 0
     public var isPaused = false
     /// While paused with a pre-roll (`CaptureFileOutput.preRollDuration`):
     /// the media time held in memory, from its first keyframe, and its bytes.

@@ -20,13 +20,18 @@ struct RecordingFileFactory {
     var transforms: [ObjectIdentifier: VideoTransform] = [:]
     let overwritesExistingFiles: Bool
     let recordedMediaTypes: Set<MediaType>
+    /// Added to each file's number where a template's `%n` writes it: a
+    /// loop recording started again numbers on after the files already
+    /// there (see `RecordingRetention`).
+    var numberOffset = 0
 
     /// The path of file `number`: the template's, or the path given (then
     /// numbered: `take.mp4`, `take-2.mp4` …).
     func path(number: Int) -> String {
         switch destination {
         case .template(let template):
-            return template.hasCounter ? template.path(number: number) : FileNameTemplate.numbered(template.path(number: number), number: number)
+            return template.hasCounter ? template.path(number: number + numberOffset)
+                                       : FileNameTemplate.numbered(template.path(number: number), number: number)
         case .path(let path):
             return number == 1 ? path : FileNameTemplate.numbered(path, number: number)
         }
@@ -55,7 +60,7 @@ struct RecordingFileFactory {
     /// the cameras), starting at `time` (seconds since the epoch).
     func path(number: Int, camera: Int, time: Int = Int(Glibc.time(nil))) -> String {
         guard case .template(let template) = destination else { return path(number: number) }
-        return template.hasCounter ? template.path(number: number, camera: camera, time: time)
+        return template.hasCounter ? template.path(number: number + numberOffset, camera: camera, time: time)
                                    : FileNameTemplate.numbered(template.path(number: number, camera: camera, time: time), number: number)
     }
 

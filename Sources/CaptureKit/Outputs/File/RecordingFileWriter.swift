@@ -249,7 +249,11 @@ final class RecordingFilePart {
     var audioSamples = 0
     var videoSamplesTaken = 0
     /// Finished (with one file per camera, maybe ahead of the others: its camera went away).
-    var isFinished = false
+    /// From then on no retention counts it as being written.
+    var isFinished = false {
+        didSet { if isFinished { releaseInUse() } }
+    }
+    private var listedInUse = true
     /// For a part finished ahead of the others, the media time it holds.
     var endDuration: MediaTime?
 
@@ -258,6 +262,16 @@ final class RecordingFilePart {
         self.writer = writer
         self.writerInputs = writerInputs
         self.camera = camera
+        RecordingFilesInUse.add(path)
+    }
+
+    deinit { releaseInUse() }
+
+    /// Takes the file off the list of those being written (once).
+    private func releaseInUse() {
+        guard listedInUse else { return }
+        listedInUse = false
+        RecordingFilesInUse.remove(path)
     }
 
     var estimatedSize: Int64 { writer.status == .writing ? writer.estimatedFinalSize : RecordingFileWriter.size(of: path) }

@@ -18,6 +18,11 @@ struct RecordingLimits {
     let minFreeSpace: Int64
     let segmentDuration: MediaTime
     let segmentSize: Int64
+    /// At the free-space floor, ask for room (the recording deletes its
+    /// oldest files) rather than stop.
+    let reclaimsSpace: Bool
+    /// The bytes free on the volume holding a path (statvfs(3)).
+    let freeSpaceQuery: (String) -> Int64?
 
     /// How far before a timed cut (a duration limit, a segment's end) a
     /// video frame may begin and still be taken as at the cut, which then
@@ -32,6 +37,10 @@ struct RecordingLimits {
         case none
         case stop(at: MediaTime, reason: RecordingStopReason)
         case switchFile(at: MediaTime)
+        /// The free-space floor is reached and the recording makes room
+        /// rather than stop: `bytes` more must be freed (stop at `at` when
+        /// nothing can be).
+        case reclaimSpace(bytes: Int64, at: MediaTime)
         /// A segment is due but the next file must begin at a keyframe, which has not come.
         case keyframeNeeded
     }
@@ -46,7 +55,8 @@ struct RecordingLimits {
     private var onDiskAtFreeSpaceCheck: Int64 = 0
 
     init(maxDuration: MediaTime, maxSize: Int64, maxFileDuration: MediaTime = .invalid, maxFileSize: Int64 = 0,
-         minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64) {
+         minFreeSpace: Int64, segmentDuration: MediaTime, segmentSize: Int64, reclaimsSpace: Bool = false,
+         freeSpaceQuery: @escaping (String) -> Int64? = { RecordingLimits.freeSpace(near: $0) }) {
         self.maxDuration = maxDuration
         self.maxSize = maxSize
         self.maxFileDuration = maxFileDuration
@@ -54,6 +64,8 @@ struct RecordingLimits {
         self.minFreeSpace = minFreeSpace
         self.segmentDuration = segmentDuration
         self.segmentSize = segmentSize
+        self.reclaimsSpace = reclaimsSpace
+        self.freeSpaceQuery = freeSpaceQuery
     }
 
     /// The decision for `sample` (at `time`) reaching `file`, whose session
@@ -120,11 +132,15 @@ struct RecordingLimits {
             let written = closedBytes + estimate
             if now - lastFreeSpaceCheck > 250_000_000 {
                 lastFreeSpaceCheck = now
-                lastFreeSpace = Self.freeSpace(near: file.path)
+                lastFreeSpace = freeSpaceQuery(file.path)
                 onDiskAtFreeSpaceCheck = closedBytes + file.sizeOnDisk
             }
-            if let free = lastFreeSpace, free - max(0, written - onDiskAtFreeSpaceCheck) < minFreeSpace + margin {
-                return .stop(at: time, reason: .minFreeSpace)
+            if let free = lastFreeSpace {
+                let available = free - max(0, written - onDiskAtFreeSpaceCheck)
+                if available < minFreeSpace + margin {
+                    if reclaimsSpace { return .reclaimSpace(bytes: minFreeSpace + margin - available, at: time) }
+                    return .stop(at: time, reason: .minFreeSpace)
+                }
             }
         }
         // A segment's size is each file's (with one file per camera, the largest).
@@ -133,6 +149,13 @@ struct RecordingLimits {
             segmentWaits = true
         }
         return segmentWaits ? .keyframeNeeded : .none
+    }
+
+    /// `bytes` were freed on the volume (files deleted to make room): they
+    /// count as free until the volume is next asked, which says how much
+    /// really is.
+    mutating func freed(_ bytes: Int64) {
+        if let free = lastFreeSpace { lastFreeSpace = free + bytes }
     }
 
     /// Bytes available to unprivileged users on the volume holding `path`.

@@ -69,11 +69,15 @@ public final class CaptureRecorder: Sendable {
             if (segmented || configuration.filePerEvent) && !template.namesEachFile {
                 throw .unsupported("\(destination) must name each file: add %n (the file number) or time fields")
             }
+            if let problem = configuration.retention.problem(template: template, series: segmented || configuration.filePerEvent) {
+                throw .unsupported("\(destination): \(problem)")
+            }
             fileOutput = fileType.availableMediaTypes.contains(.video) ? MovieFileOutput() : AudioFileOutput()
         } else {
             template = nil
             fileType = nil
             fileOutput = nil
+            if configuration.retention.isActive { throw .unsupported("a retention keeps files: give a destination") }
         }
         streamOutputs = configuration.streams.map { stream in
             let output = LiveStreamOutput(destination: stream.destination)
@@ -96,6 +100,7 @@ public final class CaptureRecorder: Sendable {
         output.segmentDuration = configuration.segmentDuration ?? .invalid
         output.segmentFileSize = configuration.segmentSize ?? 0
         output.overwritesExistingFiles = configuration.overwritesExistingFiles
+        output.retention = configuration.retention
         output.stopsOnDeviceLoss = configuration.stopsOnDeviceLoss
         if let preRoll = configuration.preRoll { output.preRollDuration = preRoll }
         if let limit = configuration.preRollMemoryLimit { output.preRollMemoryLimit = limit }
@@ -113,8 +118,10 @@ public final class CaptureRecorder: Sendable {
     public func checkDestination(cameras: Int = 1) throws(RecordingError) {
         guard let template else { return }
         let count = template.hasCameraNumber ? max(1, cameras) : 1
+        // A loop recording numbers on after the template's files already there.
+        let first = configuration.retention.isActive && template.hasCounter ? TemplateFolderScan(template).highestNumber + 1 : 1
         for camera in 1...count {
-            try RecordingDestinationCheck.check(template.path(number: 1, camera: camera),
+            try RecordingDestinationCheck.check(template.path(number: first, camera: camera),
                                                 overwrites: configuration.overwritesExistingFiles)
         }
     }

@@ -21,6 +21,11 @@ public struct CaptureRecorderConfiguration: Sendable {
     public var segmentDuration: MediaTime?
     public var segmentSize: Int64?
     public var overwritesExistingFiles = false
+    /// Loop recording: which of the files are kept, and what the
+    /// free-space floor does (see `RecordingRetention`). Needs a series of
+    /// files (segments or a file per event) that the destination tells
+    /// apart with `%n` or strftime fields.
+    public var retention = RecordingRetention()
     /// Begin paused (armed): nothing is written until `resume()` or motion.
     public var startsPaused = false
     /// While paused, the media kept in memory and written first on resume.
@@ -144,6 +149,8 @@ public protocol CaptureRecorderDelegate: AnyObject, Sendable {
     func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int)
     func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError)
     func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime, attempt: Int)
+    /// The retention deleted the file at `path`, which held `bytes`, for `reason`.
+    func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason)
     /// The recording ended: its files are finished or finishing. `finish()`
     /// answers the final account, once the files and streams are over.
     func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd)
@@ -160,5 +167,6 @@ extension CaptureRecorderDelegate {
     public func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {}
     public func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
                          attempt: Int) {}
+    public func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {}
     public func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd) {}
 }

@@ -32,6 +32,10 @@ final class RecorderEvents: CaptureFileOutputRecordingDelegate, LiveStreamOutput
         withDelegate { $1.recorder($0, didFinishRecordingTo: file, error: error) }
     }
 
+    func fileOutput(_ output: CaptureFileOutput, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {
+        withDelegate { $1.recorder($0, didDeleteFile: path, bytes: bytes, reason: reason) }
+    }
+
     func fileOutput(_ output: CaptureFileOutput, didLose input: CaptureInput, error: RecordingError) {
         guard let recorder else { return }
         let number = recorder.state.withLock { state -> Int in
