@@ -169,6 +169,8 @@ extension Capctl {
 
         @OptionGroup var trigger: TriggerOptions
 
+        @OptionGroup(title: "Time-lapse") var timeLapse: TimeLapseOptions
+
         @Option(name: .long, help: ArgumentHelp("Add metadata to the file; repeatable.", valueName: "key=value"))
         var metadata: [String] = []
 
@@ -213,6 +215,8 @@ extension Capctl {
                 if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
             }
             try audioCapture.validate()
+            try timeLapse.validate(out: out, audio: !audio.isEmpty, streams: !streaming.stream.isEmpty, copiesVideo: encoding.videoCodec == .copy,
+                                   preRoll: trigger.preRoll != nil, motion: trigger.resumeOn != nil)
             if let maxSize, maxSize.bytes < 64 * 1024 {
                 throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
             }
