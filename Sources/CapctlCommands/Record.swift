@@ -104,6 +104,24 @@ extension Capctl {
             (seconds written from before the resume); progress carries preRoll (duration, bytes, \
             dropped).
 
+            TIME-LAPSE
+              --timelapse INTERVAL keeps one frame for every INTERVAL of capture time (the frame \
+            nearest each tick of the capture clock, the first at the first frame) and writes them \
+            1/RATE apart, so the movie plays at --timelapse-fps RATE (default 30; --fps stays the \
+            camera's capture rate). \
+            Limits, segments and progress count the movie: --max-duration and --segment-duration \
+            are its media time (frames / RATE), while the wall time is frames x INTERVAL \
+            (--max-duration 60s at --timelapse 1m records for 30 hours). SIGUSR1 and SIGUSR2 pause \
+            and resume as in any recording (the ticks of the pause are left out); SIGINT finishes \
+            the file at once, with the frames kept so far. A tick no frame came near (a camera \
+            that stalled) counts in droppedByDevice and leaves the frame before it on screen \
+            longer. The camera keeps streaming between the ticks, so its exposure and white \
+            balance follow the light. The video is encoded (H.264 or HEVC cameras cannot be \
+            thinned before decoding: ask for MJPEG or a raw format); no audio, --stream, \
+            --video-codec copy, --pre-roll or --resume-on. Fragments count media time too: \
+            with the 1 s default a killed time-lapse loses up to RATE x INTERVAL of capture, so \
+            give a shorter --fragment-interval for long intervals (such as 0.1s).
+
             CRASH SAFETY
               MP4 and MOV files are written as 1-second fragments by default, so a recording that is \
             killed or loses power keeps all but about the last second; --fragment-interval changes \
@@ -205,6 +223,7 @@ extension Capctl {
         @OptionGroup var trigger: TriggerOptions
 
         @OptionGroup var silence: SilenceOptions
+        @OptionGroup(title: "Time-lapse") var timeLapse: TimeLapseOptions
 
         @Option(name: .long, help: ArgumentHelp("Add metadata to the file; repeatable.", valueName: "key=value"))
         var metadata: [String] = []
@@ -253,6 +272,8 @@ extension Capctl {
             }
             try audioCapture.validate()
             try silence.validate()
+            try timeLapse.validate(out: out, audio: !audio.isEmpty, streams: !streaming.stream.isEmpty, copiesVideo: encoding.videoCodec == .copy,
+                                   preRoll: trigger.preRoll != nil, motion: trigger.resumeOn != nil)
             if let maxSize, maxSize.bytes < 64 * 1024 {
                 throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
             }

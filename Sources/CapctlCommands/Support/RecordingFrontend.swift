@@ -39,6 +39,7 @@ struct RecordRequest {
         var settings = command.encoding.settings()
         settings.audioTracksAreAlternates = command.audioAlternates
         settings.realTime = realtime
+        settings.timeLapse = command.timeLapse.setting
         settings.metadata = command.metadata.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")

@@ -39,6 +39,7 @@ extension FileRecording {
         }
         let file: RecordingFileWriter
         do throws(RecordingError) {
+            try checkTimeLapse(accepted)
             try checkCameras(allInputs)
             try joinSharedEncoders(allInputs)
             file = try files.open(number: 1, path: armed ? try armedCheckPath() : nil, inputs: inputs, sharedVideo: sharedVideo)
@@ -50,8 +51,11 @@ extension FileRecording {
         settleKeyframeRules(file)
         let encoderLosses = encoders?.lossLogs ?? []
         lock.withLock {
-            recordedLosses = RecordedLosses(devices: accepted.map(\.source),
-                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) })
+            // A time-lapse loses a frame from its file only when a tick has none
+            // near it: what a device dropped between the ticks is not missed.
+            recordedLosses = RecordedLosses(devices: timeLapseFrames == nil ? accepted.map(\.source) : [],
+                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) },
+                                            missing: timeLapseFrames.map { [$0.misses] } ?? [])
             opensLossesAtFirstSample = !armed
             if !armed, let time = firstSampleTime { recordedLosses.open(at: time) }
         }

@@ -5,6 +5,12 @@ extension FileRecording {
     func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard queue != nil, let index = inputs.firstIndex(where: { $0 === input }) else { return }
         guard recordedMediaTypes.contains(input.mediaType) else { return }
+        // A time-lapse goes on with the frames it keeps, on its own time line.
+        var sample = sample
+        if let timeLapse = timeLapseFrames, case .video(let frame) = sample {
+            guard let kept = timeLapse.take(frame, input: index) else { return }
+            sample = .video(kept)
+        }
         if !firstSampleNoted.load(ordering: .relaxed),
            firstSampleNoted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             lock.withLock {

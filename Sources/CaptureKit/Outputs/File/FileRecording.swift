@@ -39,11 +39,17 @@ final class FileRecording: @unchecked Sendable {
     let sampleHandler: ((SampleBuffer, CaptureInput) -> Void)?
     let queueCapacity: Int
     let recordedMediaTypes: Set<MediaType>
+    /// The time-lapse's frame picking and restamping, for a time-lapse
+    /// (see `FileRecording+TimeLapse.swift`).
+    let timeLapseFrames: TimeLapseFrames?
 
     init(output: CaptureFileOutput, destination: RecordingFileFactory.Destination, delegate: (any CaptureFileOutputRecordingDelegate)?) {
         self.output = output
+        // A time-lapse is of pictures: the microphones are left out.
+        let timeLapse = output.settings.timeLapse
+        let recorded = timeLapse == nil ? output.recordedMediaTypes : output.recordedMediaTypes.intersection([.video])
         files = RecordingFileFactory(destination: destination, settings: output.settings,
-                                     overwritesExistingFiles: output.overwritesExistingFiles, recordedMediaTypes: output.recordedMediaTypes)
+                                     overwritesExistingFiles: output.overwritesExistingFiles, recordedMediaTypes: recorded)
         strongDelegate = delegate
         limits = RecordingLimits(maxDuration: output.maxRecordingDuration, maxSize: output.maxRecordingSize,
                                  maxFileDuration: output.maxRecordedDuration, maxFileSize: output.maxRecordedFileSize,
@@ -52,7 +58,8 @@ final class FileRecording: @unchecked Sendable {
                                  freeSpaceQuery: output.freeSpaceQuery)
         sampleHandler = output.sampleHandler
         queueCapacity = output.queueCapacity
-        recordedMediaTypes = output.recordedMediaTypes
+        recordedMediaTypes = recorded
+        timeLapseFrames = timeLapse.map(TimeLapseFrames.init)
         preRollDuration = output.preRollDuration.isNumeric && output.preRollDuration > .zero ? output.preRollDuration : nil
         preRollMemoryLimit = output.preRollMemoryLimit
         startsNewFileOnResume = output.startsNewFileOnResume

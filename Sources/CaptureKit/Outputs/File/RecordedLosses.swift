@@ -20,14 +20,18 @@ struct RecordedLosses {
 
     private let devices: [any CaptureSource]
     private let queues: [(log: SampleLossLog, mediaType: MediaType)]
+    /// Frames missing from the files that no device logged: a time-lapse's
+    /// ticks that no frame came near (video, counted as the device's).
+    private let missing: [SampleLossLog]
     private var openSince: MediaTime?
     private var deviceCountsAtOpen: [Int] = []
     private var closed = Count()
 
     /// Counts the losses of `devices` (the inputs a recording writes) and
     /// of `queues`, each holding samples of one media type.
-    init(devices: [any CaptureSource] = [], queues: [(SampleLossLog, MediaType)] = []) {
+    init(devices: [any CaptureSource] = [], queues: [(SampleLossLog, MediaType)] = [], missing: [SampleLossLog] = []) {
         self.devices = devices
+        self.missing = missing
         self.queues = queues.map { (log: $0.0, mediaType: $0.1) }
     }
 
@@ -58,6 +62,7 @@ struct RecordedLosses {
             count.device += lost
             if source.mediaType == .audio { count.audio += lost }
         }
+        for log in missing { count.device += log.lost(from: start, before: end) }
         for queue in queues {
             let lost = queue.log.lost(from: start, before: end)
             count.queue += lost

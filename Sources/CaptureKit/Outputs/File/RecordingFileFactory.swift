@@ -42,7 +42,8 @@ struct RecordingFileFactory {
     /// and the keyframe interval the file's fragments need; nil when the
     /// video is copied or needs an encoder of its own.
     func sharedVideoSettings(for input: CaptureInput, number: Int) throws(RecordingError) -> (settings: VideoOutputSettings, keyframeInterval: MediaTime?)? {
-        guard input.mediaType == .video, recordedMediaTypes.contains(.video), let format = input.source.videoFormat,
+        // A time-lapse encodes only the frames it keeps: each file has an encoder of its own.
+        guard settings.timeLapse == nil, input.mediaType == .video, recordedMediaTypes.contains(.video), let format = input.source.videoFormat,
               let fileType = settings.fileType ?? FileType(path: path(number: number)),
               case .video(let video) = try settings.outputSettings(forVideo: format, fileType: fileType),
               VideoCompressor.canShare(video) else { return nil }

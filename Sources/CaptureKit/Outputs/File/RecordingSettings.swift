@@ -47,6 +47,10 @@ public struct RecordingSettings: Sendable, Hashable {
     public var audioTracksAreAlternates = false
     /// Whether samples come live (lower-latency encoder settings).
     public var realTime = true
+    /// Record a time-lapse: a frame every interval of capture time, played
+    /// at its frame rate (nil: every frame, at capture time). Files only:
+    /// the video is encoded (never copied), and audio is left out.
+    public var timeLapse: TimeLapse?
 
     public init() {}
 
@@ -69,6 +73,8 @@ public struct RecordingSettings: Sendable, Hashable {
     func outputSettings(forVideo format: CaptureVideoFormat, fileType: FileType) throws(RecordingError) -> OutputSettings {
         let settings: OutputSettings
         switch (video, format.layout) {
+        case (.passthrough, _) where timeLapse != nil:
+            throw .unsupported("a time-lapse keeps some of the camera's frames and times them anew, so its video is encoded; leave out --video-codec copy")
         case (.passthrough, .compressed(let codecName)):
             // A camera's H.264/HEVC brings its parameter sets only with its
             // keyframes: the writer's header waits for the first one.
@@ -101,7 +107,8 @@ public struct RecordingSettings: Sendable, Hashable {
         }
         return VideoOutputSettings(codec: codec, width: format.width, height: format.height, pixelFormat: encoderPixelFormat,
                                    bitRate: videoBitRate, quality: quality, preset: encoderPreset,
-                                   maxKeyFrameIntervalDuration: keyframeInterval, expectedFrameDuration: format.frameDuration,
+                                   maxKeyFrameIntervalDuration: keyframeInterval,
+                                   expectedFrameDuration: timeLapse?.frameDuration ?? format.frameDuration,
                                    encoderOptions: options)
     }
 

@@ -58,6 +58,7 @@ public final class CaptureRecorder: Sendable {
         self.configuration = configuration
         state = Mutex(State(delegate: delegate))
         events = RecorderEvents()
+        if let refusal = Self.timeLapseRefusal(configuration) { throw .unsupported(refusal) }
         if let destination = configuration.destination {
             let template = try FileNameTemplate(destination)
             guard let fileType = FileType(path: destination) else {
@@ -90,6 +91,21 @@ public final class CaptureRecorder: Sendable {
         }
         if let fileOutput { configure(fileOutput) }
         events.attach(self)
+    }
+
+    /// Why a time-lapse cannot be recorded as configured: it is written to
+    /// a file (a stream plays live, at capture time), and keeps one frame an
+    /// interval, which neither a pre-roll nor a motion trigger watches.
+    static func timeLapseRefusal(_ configuration: CaptureRecorderConfiguration) -> String? {
+        guard let timeLapse = configuration.settings.timeLapse else { return nil }
+        if let problem = timeLapse.problem { return problem }
+        if configuration.destination == nil || !configuration.streams.isEmpty {
+            return "a time-lapse is written to a file, and a stream plays live; record the time-lapse without streams"
+        }
+        if configuration.preRoll != nil || configuration.motion != nil {
+            return "a time-lapse keeps one frame an interval, which a pre-roll or a motion trigger cannot follow; record one or the other"
+        }
+        return nil
     }
 
     private func configure(_ output: CaptureFileOutput) {
