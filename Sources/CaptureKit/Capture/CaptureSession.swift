@@ -306,7 +306,11 @@ public final class CaptureSession: Sendable {
         do {
             thread = try CaptureThread.start(name: name) { [weak self] in
                 guard let self else { return }
-                let end = input.source.run(stop: stop) { sample in
+                let processor = input.videoFrameProcessor
+                let end = input.source.run(stop: stop) { captured in
+                    // Changed once here, so every output of the input gets the same frame.
+                    var sample = captured
+                    if let processor, case .video(let video) = captured { sample = .video(processor.process(video)) }
                     input.count(sample)
                     input.compression.capture(sample)
                     for output in self.outputsSnapshot() { output.capture(sample, from: input) }
