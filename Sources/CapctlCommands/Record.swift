@@ -134,7 +134,7 @@ extension Capctl {
             """
         )
 
-        @Option(name: .long, help: ArgumentHelp("A camera to record, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F]; repeat for several cameras.", valueName: "device"))
+        @Option(name: .long, help: ArgumentHelp("A camera to record, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F][,overlay=TEXT] (overlay= last: it takes the rest); repeat for several cameras.", valueName: "device"))
         var video: [CameraArgument] = []
 
         @Flag(name: .long, help: "With several cameras, stop the recording when one goes away (by default its track ends and the others go on).")
@@ -149,6 +149,8 @@ extension Capctl {
         @OptionGroup var capture: VideoCaptureOptions
 
         @OptionGroup var audioCapture: AudioCaptureOptions
+
+        @OptionGroup(title: "Overlay") var overlay: OverlayOptions
 
         @Option(name: .long, help: ArgumentHelp("Stop at this media time.", valueName: "time"))
         var maxDuration: DurationArgument?
@@ -196,6 +198,7 @@ extension Capctl {
             try capture.validate()
             try encoding.validate()
             try validateCameras()
+            try overlay.validate(cameras: video, copiesVideo: encoding.videoCodec == .copy)
             try encoding.validatePreset(out: out)
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")

@@ -285,8 +285,11 @@ public final class CaptureSession: Sendable {
             // The driver's half of the lock: record priority on the capture handle.
             camera.holdsRecordPriority = true
         }
-        do {
+        do throws(CaptureError) {
             try input.open()
+            if let processor = input.videoFrameProcessor, let format = input.source.videoFormat, !processor.canProcess(format) {
+                throw CaptureError.processorCannotTake(input.source.path, fourcc: format.fourcc)
+            }
         } catch {
             close(input)
             throw error

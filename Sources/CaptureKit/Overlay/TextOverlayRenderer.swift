@@ -69,6 +69,8 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         return OverlayComponent.components(of: format) != nil
     }
 
+    public func canProcess(_ format: CaptureVideoFormat) -> Bool { Self.canDraw(format.layout) }
+
     public func process(_ frame: VideoSampleBuffer) -> VideoSampleBuffer {
         guard case .raw(let format, let bytesPerRow) = frame.layout,
               let components = OverlayComponent.components(of: format),

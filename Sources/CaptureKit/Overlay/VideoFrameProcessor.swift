@@ -8,4 +8,7 @@
 public protocol VideoFrameProcessor: Sendable {
     /// The frame outputs get in place of `frame` (`frame` itself to leave it as it is).
     func process(_ frame: VideoSampleBuffer) -> VideoSampleBuffer
+    /// Whether it can change frames of `format`; the session refuses to
+    /// start an input whose format it cannot (`CaptureError.processorCannotTake`).
+    func canProcess(_ format: CaptureVideoFormat) -> Bool
 }
