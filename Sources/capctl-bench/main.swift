@@ -8,6 +8,8 @@ import Foundation
 //   capctl-bench session N DIR K record N frames of a live 30 fps camera with K movie
 //                                outputs of the same settings on one session (one shared
 //                                encoder); prints CPU seconds, frames per file, dropped
+//   capctl-bench overlay N FORMAT WxH  burn a time stamp into N frames (TextOverlayRenderer);
+//                                prints microseconds of CPU per frame, and of a plain copy
 //
 // Prints one line: the mode, frames, and CPU seconds (user + system, all
 // threads) spent from the first frame to the finished file.
@@ -152,6 +154,11 @@ func runDirect(count: Int, path: String, frames: [[UInt8]]) -> Double {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "overlay", let count = Int(arguments[2]), count > 0 {
+    let result = runOverlay(count: count, format: arguments[3], size: arguments[4])
+    print(String(format: "overlay %@ %@ %.1f copy %.1f", arguments[3], arguments[4], result.overlay, result.copy))
+    exit(0)
+}
 guard arguments.count >= 4, let count = Int(arguments[2]), count > 0 else {
     fail("usage: capctl-bench writer|direct|rawfile N OUT, or capctl-bench session N DIR OUTPUTS")
 }
