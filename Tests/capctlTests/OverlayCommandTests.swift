@@ -10,6 +10,11 @@ struct OverlayCommandTests {
 
     /// Runs a tool, its stdout as text; stderr is left out.
     static func tool(_ path: String, _ arguments: [String]) throws -> String {
+        String(decoding: try toolData(path, arguments), as: UTF8.self)
+    }
+
+    /// Runs a tool, its stdout as bytes; stderr is left out.
+    static func toolData(_ path: String, _ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -20,7 +25,7 @@ struct OverlayCommandTests {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "\(path) \(arguments.joined(separator: " ")) failed")
-        return String(decoding: data, as: UTF8.self)
+        return data
     }
 
     /// Seconds since 1970 of an ISO 8601 UTC time as events give it (`2024-05-01T12:00:00.123Z`).
