@@ -23,8 +23,8 @@ extension Capctl {
 
             SEVERAL CAMERAS
               Each --video may carry its own capture options after commas: \
-            DEV[,size=WxH][,fps=N][,pixel-format=F] (such as --video /dev/video2,size=640x480,fps=15); \
-            what it leaves out comes from --size, --fps and --pixel-format. The cameras record on \
+            DEV[,size=WxH][,fps=N][,pixel-format=F][,overlay=TEXT] (such as --video /dev/video2,size=640x480,fps=15); \
+            what it leaves out comes from --size, --fps, --pixel-format and --overlay. The cameras record on \
             one clock into one movie with a video track per camera, in the order given: the file \
             starts at the earliest first frame, and a camera that starts later begins with an empty \
             edit. Each track is named after its camera (name and unique ID; 'capctl info' shows \
@@ -37,6 +37,17 @@ extension Capctl {
             (with %c, its file) and the others record on, with a camera-lost event, lostCameras \
             in finished and status 69; --stop-on-device-loss stops the whole recording instead. Several cameras take no \
             --stream, --pre-roll or --resume-on, and no --video-codec copy of H.264 or HEVC.
+
+            OVERLAY
+              --overlay TEXT burns TEXT into every frame before it is encoded (white on a black \
+            box, a 5x7 pixel font of printable ASCII scaled to about a twentieth of the frame's \
+            height), so files, streams and photos agree: strftime fields at the frame's capture \
+            time in local time, %f its milliseconds, {camera} the camera's name, such as \
+            --overlay 'Door %Y-%m-%d %H:%M:%S.%f'. --overlay-position top-left (default), \
+            top-right, bottom-left or bottom-right. A camera's own text is --video DEV,overlay=TEXT, \
+            the camera's last option, which takes the rest of the argument, commas included. The \
+            overlay draws into raw frames: --video-codec copy and cameras that deliver MJPEG or \
+            H.264 are refused (status 64).
 
             LIMITS
               --max-duration stops when the recording (all files, pauses left out) reaches that \
@@ -185,7 +196,7 @@ extension Capctl {
             """
         )
 
-        @Option(name: .long, help: ArgumentHelp("A camera to record, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F]; repeat for several cameras.", valueName: "device"))
+        @Option(name: .long, help: ArgumentHelp("A camera to record, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F][,overlay=TEXT] (overlay= last: it takes the rest); repeat for several cameras.", valueName: "device"))
         var video: [CameraArgument] = []
 
         @Flag(name: .long, help: "With several cameras, stop the recording when one goes away (by default its track ends and the others go on).")
@@ -200,6 +211,8 @@ extension Capctl {
         @OptionGroup var capture: VideoCaptureOptions
 
         @OptionGroup var audioCapture: AudioCaptureOptions
+
+        @OptionGroup(title: "Overlay") var overlay: OverlayOptions
 
         @Option(name: .long, help: ArgumentHelp("Stop at this media time.", valueName: "time"))
         var maxDuration: DurationArgument?
@@ -252,6 +265,7 @@ extension Capctl {
             try capture.validate()
             try encoding.validate()
             try validateCameras()
+            try overlay.validate(cameras: video, copiesVideo: encoding.videoCodec == .copy)
             try encoding.validatePreset(out: out)
             if !streaming.stream.isEmpty && capture.noRealtime {
                 throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")

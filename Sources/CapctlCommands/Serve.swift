@@ -56,7 +56,12 @@ extension Capctl {
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \
             segment, marker, finished and the others), each with recording, the recording's id; photo (snap's \
             didFinishProcessingPhoto fields, with camera) and photo-failed for each photo; the \
-            service's own are service-started and service-stopped. One line per request goes to the \
+            service's own are service-started and service-stopped.
+
+            OVERLAY
+              --overlay TEXT (and a --video DEV,overlay=TEXT of its own) burns text into the \
+            camera's frames as record does; it is the camera's, so every recording, stream, photo \
+            and live view of it shows it, and POST /recordings refuses overlay and overlayPosition. One line per request goes to the \
             access log (stderr, or --access-log FILE).
 
             SECURITY
@@ -76,7 +81,7 @@ extension Capctl {
             """
         )
 
-        @Option(name: .long, help: ArgumentHelp("A camera to keep open, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F]; repeat for several cameras.", valueName: "device"))
+        @Option(name: .long, help: ArgumentHelp("A camera to keep open, with its own options if it needs them: DEV[,size=WxH][,fps=N][,pixel-format=F][,overlay=TEXT] (overlay= last: it takes the rest); repeat for several cameras.", valueName: "device"))
         var video: [CameraArgument] = []
 
         @Option(name: .long, help: ArgumentHelp("A microphone to keep open; repeat for several.", valueName: "device"))
@@ -85,6 +90,8 @@ extension Capctl {
         @OptionGroup var capture: VideoCaptureOptions
 
         @OptionGroup var audioCapture: AudioCaptureOptions
+
+        @OptionGroup(title: "Overlay") var overlay: OverlayOptions
 
         @Option(name: .long, help: ArgumentHelp("The address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one).", valueName: "addr:port"))
         var listen = ListenAddress(argument: "127.0.0.1:8080")!
@@ -116,6 +123,7 @@ extension Capctl {
             for camera in video {
                 if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
             }
+            try overlay.validate(cameras: video, copiesVideo: false)
             if !listen.isLoopback && tokenFile == nil {
                 throw ValidationError("--listen \(listen) is reachable from other machines: give --token-file FILE (mode 0600) with the token clients must send, or listen on 127.0.0.1")
             }

@@ -10,6 +10,8 @@ import Foundation
 //                                encoder); prints CPU seconds, frames per file, dropped
 //   capctl-bench levels N FORMAT meter N seconds of 48 kHz stereo FORMAT (s16, s32, f32)
 //                                audio in 20 ms buffers (LevelsBench.swift)
+//   capctl-bench overlay N FORMAT WxH  burn a time stamp into N frames (TextOverlayRenderer);
+//                                prints microseconds of CPU per frame, and of a plain copy
 //
 // Prints one line: the mode, frames, and CPU seconds (user + system, all
 // threads) spent from the first frame to the finished file.
@@ -154,8 +156,13 @@ func runDirect(count: Int, path: String, frames: [[UInt8]]) -> Double {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "overlay", let count = Int(arguments[2]), count > 0 {
+    let result = runOverlay(count: count, format: arguments[3], size: arguments[4])
+    print(String(format: "overlay %@ %@ %.1f copy %.1f", arguments[3], arguments[4], result.overlay, result.copy))
+    exit(0)
+}
 guard arguments.count >= 4, let count = Int(arguments[2]), count > 0 else {
-    fail("usage: capctl-bench writer|direct|rawfile N OUT, capctl-bench session N DIR OUTPUTS, or capctl-bench levels N FORMAT")
+    fail("usage: capctl-bench writer|direct|rawfile N OUT, capctl-bench session N DIR OUTPUTS, capctl-bench levels N FORMAT, or capctl-bench overlay N FORMAT WxH")
 }
 // libavcodec's log lines cost time too; both paths run silent.
 av_log_set_level(AV_LOG_QUIET)

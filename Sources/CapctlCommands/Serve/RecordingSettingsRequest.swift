@@ -11,10 +11,12 @@ enum RecordingSettingsRequest {
     /// Options of `record` a service recording cannot take, and why.
     static let refused: [String: String] = {
         let devices = "the service records the devices it opened; choose them with capctl serve's --video and --audio"
+        let overlay = "the overlay is drawn into the camera's frames for every recording, stream and view of it; start the service with --overlay TEXT (or --video DEV,overlay=TEXT)"
         let formats = "the cameras' formats are set when the service starts (capctl serve --size, --fps …)"
         return [
             "video": devices, "audio": devices, "stopOnDeviceLoss": devices,
             "sessionPreset": formats, "size": formats, "fps": formats, "pixelFormat": formats, "libv4l2": formats,
+            "overlay": overlay, "overlayPosition": overlay,
             "sampleRate": formats, "channels": formats, "noRealtime": "the service captures in real time",
             "noLock": "the service holds the cameras' configuration lock as it started (capctl serve --no-lock)",
             "overwrite": "the service never overwrites a file; choose a new name",

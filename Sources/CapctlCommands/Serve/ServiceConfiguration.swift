@@ -8,7 +8,7 @@ import Glibc
 /// listen, the folder, the token and the limits.
 package struct ServiceConfiguration: Sendable {
     /// The cameras, in the order given, each with what it is asked for.
-    var cameras: [(specifier: String, request: CaptureVideoRequest)]
+    var cameras: [CaptureInputs.Camera]
     var microphones: [String]
     var audioRequest: CaptureAudioRequest
     var holdsConfigurationLock: Bool
@@ -33,9 +33,9 @@ package struct ServiceConfiguration: Sendable {
 
     init(command: Capctl.Serve) throws {
         let shared = command.capture.request
-        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared)) }
+        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared), $0.overlay(over: command.overlay)) }
         microphones = command.audio.map(\.specifier)
-        if cameras.isEmpty && microphones.isEmpty { cameras = [("video:0", shared)] }
+        if cameras.isEmpty && microphones.isEmpty { cameras = [("video:0", shared, command.overlay.shared)] }
         audioRequest = command.audioCapture.request
         holdsConfigurationLock = !command.noLock
         host = command.listen.host

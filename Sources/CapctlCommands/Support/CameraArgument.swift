@@ -3,21 +3,33 @@ import CaptureKit
 
 /// One `--video` of `record`: a camera as `DeviceArgument` names it, with
 /// its own capture options after commas, `DEV[,size=WxH][,fps=N][,pixel-format=F]`
-/// (such as `/dev/video2,size=1280x720,fps=30`). Options it leaves out come
-/// from `--size`, `--fps` and `--pixel-format`. Only those three names are
-/// taken as options, so a `file:PATH` whose name holds commas stays whole.
+/// (such as `/dev/video2,size=1280x720,fps=30`), and last `,overlay=TEXT`,
+/// which takes the rest of the argument, commas and all. Options it leaves
+/// out come from `--size`, `--fps`, `--pixel-format` and `--overlay`. Only
+/// those names are taken as options, so a `file:PATH` whose name holds
+/// commas stays whole.
 struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
     let device: DeviceArgument
     let size: FrameSizeArgument?
     let fps: RateArgument?
     let pixelFormat: String?
+    /// The text to burn into this camera's frames (`overlay=`, always last).
+    let overlay: String?
     /// What is wrong with an option, reported by `validate()` (an
     /// `ExpressibleByArgument` can only say "invalid").
     let problem: String?
 
     static let optionNames = ["size", "fps", "pixel-format"]
 
-    init?(argument: String) {
+    init?(argument whole: String) {
+        // overlay= is last and takes the rest: its text may hold commas.
+        var argument = whole
+        if let range = whole.firstRange(of: ",overlay=") {
+            argument = String(whole[..<range.lowerBound])
+            overlay = String(whole[range.upperBound...])
+        } else {
+            overlay = nil
+        }
         var parts = argument.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         var options: [(String, String)] = []
         var size: FrameSizeArgument?, fps: RateArgument?, pixelFormat: String?, problem: String?
@@ -39,7 +51,7 @@ struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
                 if let parsed = option(part) {
                     options.append(parsed)
                 } else {
-                    problem = problem ?? "'\(part)' is not a camera option: after the device come size=WxH, fps=N and pixel-format=F, such as video:0,size=1280x720,fps=30"
+                    problem = problem ?? "'\(part)' is not a camera option: after the device come size=WxH, fps=N, pixel-format=F and last overlay=TEXT, such as video:0,size=1280x720,fps=30"
                 }
             }
             parts = [parts[0]]
@@ -67,6 +79,11 @@ struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
     }
 
     var description: String { device.specifier }
+
+    /// This camera's overlay: its own text, else `shared`'s, placed as `shared` says.
+    func overlay(over shared: OverlayOptions) -> TextOverlay? {
+        (overlay ?? shared.overlay).map { TextOverlay(text: $0, position: shared.overlayPosition ?? .topLeft) }
+    }
 
     static var defaultCompletionKind: CompletionKind { .file() }
 

@@ -10,7 +10,7 @@ import Glibc
 /// the recording as CaptureKit's configuration.
 struct RecordRequest {
     /// The cameras, in the order given (camera 1 first), each with what it is asked for.
-    var cameras: [(specifier: String, request: CaptureVideoRequest)]
+    var cameras: [CaptureInputs.Camera]
     var audio: [String]
     var audioRequest: CaptureAudioRequest
     var realtime: Bool
@@ -21,13 +21,13 @@ struct RecordRequest {
 
     init(command: Capctl.Record) {
         let shared = command.capture.request
-        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared)) }
+        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared), $0.overlay(over: command.overlay)) }
         audio = command.audio.map(\.specifier)
         if cameras.isEmpty && audio.isEmpty {
             if command.out.flatMap({ FileType(path: $0)?.availableMediaTypes }) == [.audio] {
                 audio = ["default"]
             } else {
-                cameras = [("video:0", shared)]
+                cameras = [("video:0", shared, command.overlay.shared)]
             }
         }
         audioRequest = command.audioCapture.request

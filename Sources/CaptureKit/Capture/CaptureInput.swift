@@ -4,7 +4,7 @@ import Synchronization
 /// session opens it, runs its capture loop, and hands its samples to every
 /// output together with the input they came from.
 public class CaptureInput: @unchecked Sendable {
-    // @unchecked: `isOpen` and `locking` are guarded by `lock`; the meter is Sendable; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
+    // @unchecked: `isOpen`, `locking` and `processor` are guarded by `lock`; the meter is Sendable; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
     public internal(set) var source: any CaptureSource
     /// The encoders sinks share for this input's frames, one per setting.
     let compression = CompressionStages()
@@ -25,6 +25,17 @@ public class CaptureInput: @unchecked Sendable {
         set { lock.withLock { locking = newValue } }
     }
     private var locking = true
+
+    /// Changes every video frame of this input once, before any output sees
+    /// it (such as a `TextOverlayRenderer` burning in a time stamp), so
+    /// that all outputs of the input get the same frame. nil: frames pass
+    /// as captured. Set before the session starts; a running loop keeps the
+    /// one it started with.
+    public var videoFrameProcessor: (any VideoFrameProcessor)? {
+        get { lock.withLock { processor } }
+        set { lock.withLock { processor = newValue } }
+    }
+    private var processor: (any VideoFrameProcessor)?
 
     public var mediaType: MediaType { source.mediaType }
 

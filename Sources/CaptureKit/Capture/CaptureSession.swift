@@ -285,8 +285,11 @@ public final class CaptureSession: Sendable {
             // The driver's half of the lock: record priority on the capture handle.
             camera.holdsRecordPriority = true
         }
-        do {
+        do throws(CaptureError) {
             try input.open()
+            if let processor = input.videoFrameProcessor, let format = input.source.videoFormat, !processor.canProcess(format) {
+                throw CaptureError.processorCannotTake(input.source.path, fourcc: format.fourcc)
+            }
         } catch {
             close(input)
             throw error
@@ -306,7 +309,11 @@ public final class CaptureSession: Sendable {
         do {
             thread = try CaptureThread.start(name: name) { [weak self] in
                 guard let self else { return }
-                let end = input.source.run(stop: stop) { sample in
+                let processor = input.videoFrameProcessor
+                let end = input.source.run(stop: stop) { captured in
+                    // Changed once here, so every output of the input gets the same frame.
+                    var sample = captured
+                    if let processor, case .video(let video) = captured { sample = .video(processor.process(video)) }
                     input.count(sample)
                     input.meterLevels(of: sample)
                     input.compression.capture(sample)

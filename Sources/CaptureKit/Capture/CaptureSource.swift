@@ -179,6 +179,10 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The session has two inputs for one camera (`uniqueID`): a camera
     /// streams to one reader.
     case sameCameraTwice(String, uniqueID: String)
+    /// The input's `videoFrameProcessor` cannot change frames in the format
+    /// the camera delivers (`fourcc`, such as MJPG): a compressed format, or
+    /// one it cannot draw on.
+    case processorCannotTake(String, fourcc: String)
 
     public var description: String {
         switch self {
@@ -189,6 +193,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case .source(let device, let reason): return "\(device): \(reason)"
         case .configurationLocked(let device, let holder): return "\(device): locked for configuration by \(holder)"
         case .sameCameraTwice(let device, let uniqueID): return "\(device) (\(uniqueID)) is an input twice; a camera streams to one reader"
+        case .processorCannotTake(let device, let fourcc): return "\(device): its frame processor cannot change \(fourcc) frames"
         case .noBandwidth(let device): return "\(device): cannot stream beside the other cameras: its bus has no bandwidth left (VIDIOC_STREAMON: no space left on device)"
         }
     }
