@@ -51,16 +51,18 @@ import Testing
         let views = running.output.statistics
         #expect(views.count == 2, "160x120 at quality 75 (twice) and at 40: \(views)")
         #expect(views.map(\.viewers).sorted() == [1, 2])
-        let a = await Self.pictures(first, count: 5), b = await Self.pictures(second, count: 5)
-        #expect(a.count == 5 && b.count == 5)
-        // The same frames, encoded once: the same bytes for the same frame number.
-        let bySequence = Dictionary(a.map { ($0.sequence, $0.jpeg) }, uniquingKeysWith: { first, _ in first })
-        let common = b.filter { bySequence[$0.sequence] != nil }
-        #expect(!common.isEmpty)
-        for picture in common { #expect(bySequence[picture.sequence] == picture.jpeg) }
-        for picture in a + b {
-            #expect(Self.size(ofJPEG: picture.jpeg)! == (160, 120))
+        // Each viewer holds the newest picture; taken together while the view is between two frames,
+        // both are the same frame, encoded once: the same bytes. (Tried a few times: the view may be
+        // handing on a picture at that moment.)
+        var shared: (LiveViewFrame, LiveViewFrame)?
+        for _ in 0..<20 where shared == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            guard let a = await first.next(), let b = await second.next() else { break }
+            if a.sequence == b.sequence { shared = (a, b) }
         }
+        let (a, b) = try #require(shared)
+        #expect(a.jpeg == b.jpeg)
+        #expect(Self.size(ofJPEG: a.jpeg)! == (160, 120))
         #expect(running.output.viewerCount == 3)
     }
 
@@ -83,12 +85,16 @@ import Testing
         let running = try Running()
         let viewer = try running.output.view(of: running.camera, settings: LiveViewSettings(frameRate: 10))
         defer { viewer.close() }
+        let capturedBefore = running.camera.capturedSampleCount
         let pictures = await Self.pictures(viewer, count: 12)
-        // The first may be one the view held; after it, every third frame of 30.
+        // Every picture is of a frame on the 10 fps schedule: frame numbers 3 apart, or a multiple
+        // of 3 where this reader (on a busy machine) missed some.
         let steps = zip(pictures.dropFirst(2), pictures.dropFirst()).map { Int($0.sequence) - Int($1.sequence) }
-        #expect(steps.allSatisfy { $0 == 3 }, "frame steps \(steps)")
-        let span = pictures.last!.captureTime.seconds - pictures[1].captureTime.seconds
-        #expect(abs(span - 1.0) < 0.05, "10 intervals of 0.1 s took \(span) s")
+        #expect(steps.allSatisfy { $0 > 0 && $0 % 3 == 0 }, "frame steps \(steps)")
+        // The view made one picture for every three frames the camera gave meanwhile.
+        let made = try #require(running.output.statistics.first).framesMade
+        let captured = running.camera.capturedSampleCount - capturedBefore
+        #expect(abs(Double(made) - Double(captured) / 3) <= 2, "\(made) pictures of \(captured) frames")
     }
 
     @Test func aViewerThatDoesNotReadMissesPicturesAndHoldsBackNoOne() async throws {
@@ -96,11 +102,9 @@ import Testing
         let silent = try running.output.view(of: running.camera)
         let reader = try running.output.view(of: running.camera)
         defer { silent.close(); reader.close() }
-        let started = MonotonicClock.now()
         let pictures = await Self.pictures(reader, count: 30)
-        // The reader had its 30 pictures in about a second (what it missed, on a busy machine, it missed on its own account).
+        // The reader had its 30 pictures (what it missed, on a busy machine, it missed on its own account).
         #expect(pictures.count == 30)
-        #expect(MonotonicClock.now().seconds - started.seconds < 10)
         #expect(silent.droppedFrameCount >= 25)
         #expect(silent.droppedFrameCount > reader.droppedFrameCount)
         // It holds one picture, the newest.
