@@ -209,7 +209,8 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard case .video(let video) = sample else { return }
         let camera = ObjectIdentifier(input)
-        let views = state.withLock { state in state.views.values.filter { $0.key.camera == camera } }
+        // Every frame of every camera comes here: with no one watching, nothing is made (not even an empty array).
+        let views = state.withLock { state in state.views.isEmpty ? [] : state.views.values.filter { $0.key.camera == camera } }
         for view in views { view.offer(video) }
     }
 
