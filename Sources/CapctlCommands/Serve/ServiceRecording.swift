@@ -95,9 +95,8 @@ final class ServiceRecording: Sendable {
 
     /// Waits for the recording's files and streams, and reports its end (once).
     /// Its reporting thread and a stop request (or the service's shutdown) both
-    /// call this: one at a time, so that the second waits for the first rather
-    /// than reporting before the streams are over (a stream's thread is joined
-    /// by the first caller only, and the second would not wait for it).
+    /// call this: one at a time, so that the second answers the end the first
+    /// reported, once the files and streams are over.
     @discardableResult
     func finish() -> ExitStatus {
         finishing.withLock { _ in
