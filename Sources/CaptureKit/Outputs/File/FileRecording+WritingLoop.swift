@@ -61,7 +61,12 @@ extension FileRecording {
     func idle() {
         finishLostCameraFiles()
         guard current != nil || !draining.isEmpty || betweenFiles else { return }
-        let commands = takeCommands(drained: true, atKeyframe: false)
+        // A resume waits for the next sample: its stretch begins at that
+        // sample. Timed by the clock, it would begin where the writing
+        // stopped, and the pause would stay in the file as a still picture
+        // (a time-lapse, or a slow camera, leaves more than this timeout
+        // between frames).
+        let commands = takeCommands(drained: true, atKeyframe: false, resumesWait: true)
         guard !commands.isEmpty else { return }
         // Where the samples written so far end: the last frame counted keeps
         // its time in the file.
@@ -111,7 +116,9 @@ extension FileRecording {
     /// not paused does nothing and is dropped, so it holds nothing back. A
     /// stop never waits: the pauses and resumes before it take effect with
     /// it (a resume asked for just before a stop still writes its pre-roll).
-    func takeCommands(drained: Bool = false, atKeyframe: Bool) -> [Command] {
+    /// With `resumesWait` (no sample to time them), a resume waits for the
+    /// next sample as a keyframe wait does.
+    func takeCommands(drained: Bool = false, atKeyframe: Bool, resumesWait: Bool = false) -> [Command] {
         let keyframeWait = (cutsAtKeyframes || !sharedVideo.isEmpty) && !atKeyframe
         var willBePaused = paused
         return lock.withLock {
@@ -134,6 +141,7 @@ extension FileRecording {
                     break
                 }
                 if keyframeWait && command.beginsAtKeyframe { blocked = true }
+                if resumesWait, case .resume = command { blocked = true }
                 if blocked || (!drained && command.waitsForDrain) { waiting.append(command) } else { taken.append(command) }
             }
             commands = waiting
