@@ -108,6 +108,72 @@ import Testing
     }
 }
 
+/// The shared encoder (recordings and streams of a camera) given a bit rate
+/// and settings that name no frame duration, as for a camera whose driver
+/// lists no frame interval: every picture is encoded as given, at the rate
+/// of the frames' own durations, or at 30 fps when they carry none.
+@Suite(.serialized) struct SharedEncoderFrameRateTests {
+    struct Case: Sendable, CustomStringConvertible {
+        let codec: VideoCodec
+        let frameDuration: MediaTime?
+        var description: String { "\(codec), frames \(frameDuration.map { "of \($0.seconds) s" } ?? "without a duration")" }
+    }
+
+    static let cases: [Case] = [VideoCodec.h264, .hevc].flatMap { codec in
+        [Case(codec: codec, frameDuration: MediaTime(value: 1, timescale: 15)), Case(codec: codec, frameDuration: nil)]
+    }
+
+    @Test(arguments: cases)
+    func aBitRateAloneEncodesEveryPicture(_ test: Case) throws {
+        let width = EncoderFrameRateTests.width, height = EncoderFrameRateTests.height
+        let settings = VideoOutputSettings(codec: test.codec, width: width, height: height, bitRate: 1_000_000,
+                                           preset: "ultrafast", encoderOptions: ["tune": "zerolatency"])
+        #expect(VideoCompressor.canShare(settings))
+        let compressor = try VideoCompressor(settings: settings)
+        let count = 45
+        var source = Data(), stream = Data()
+        var delivered = 0
+        for number in 0..<count {
+            let frame = try EncoderFrameRateTests.texturedFrame(number)
+            var packed = Data()
+            for plane in 0..<3 {
+                let rows = frame.rowCount(plane: plane), columns = plane == 0 ? width : width / 2
+                frame.withUnsafeBytes(plane: plane) { bytes in
+                    for row in 0..<rows { packed.append(contentsOf: bytes[(row * frame.bytesPerRow(plane: plane))...].prefix(columns)) }
+                }
+            }
+            source.append(packed)
+            let sample = VideoSampleBuffer(storage: packed.withUnsafeBytes { SampleStorage(copying: $0) }, layout: .raw(.yuv420p, bytesPerRow: nil),
+                                           width: width, height: height, presentationTime: MediaTime(value: Int64(number), timescale: 15),
+                                           duration: test.frameDuration, sequence: UInt64(number))
+            let outcome = try compressor.encode(sample, wantsKeyframe: { _ in false }) { out in
+                delivered += 1
+                stream.append(contentsOf: out.bytes)
+            }
+            #expect(outcome == .encoded)
+        }
+        try compressor.flush { out in
+            delivered += 1
+            stream.append(contentsOf: out.bytes)
+        }
+        #expect(delivered == count)
+        // The compressed frames carry their parameter sets in band: an elementary stream ffmpeg reads as it is.
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file(test.codec == .h264 ? "shared.h264" : "shared.hevc")
+        try stream.write(to: URL(fileURLWithPath: path))
+        let sourcePath = scratch.file("source.yuv")
+        try source.write(to: URL(fileURLWithPath: sourcePath))
+        // At the rate the encoder was told, a megabit a second buys pictures
+        // close to the source; told 90000 frames a second, they were grey.
+        let bitsPerFrame = Double(stream.count * 8) / Double(count)
+        let expected = 1_000_000 / (test.frameDuration.map { 1 / $0.seconds } ?? 30)
+        #expect(bitsPerFrame > expected * 0.4, "\(Int(bitsPerFrame)) bits a frame, \(Int(expected)) expected")
+        let psnr = try EncoderFrameRateTests.lumaPSNR(of: path, against: sourcePath, framesPerSecond: 15)
+        #expect(psnr.count == count)
+        #expect(psnr.min() ?? 0 > 24, "lowest luma PSNR \(psnr.min() ?? 0) dB at frame \(psnr.firstIndex(of: psnr.min() ?? 0) ?? -1)")
+    }
+}
+
 /// FFmpeg's log reaches a handler a program sets, and never stderr.
 @Suite(.serialized) struct FFmpegLogTests {
     /// Converting to full-range yuvj420p makes libswscale warn "deprecated pixel format used".
@@ -125,20 +191,47 @@ import Testing
 
     @Test func withoutAHandlerNothingReachesStderr() throws {
         FFmpegLog.setHandler(nil)
-        // Stderr into a pipe for the call (other tests write nothing there).
+        let (failure, said) = Self.stderr(during: Self.convertToDeprecatedFormat)
+        #expect(failure == nil)
+        #expect(said.isEmpty, "stderr got: \(said)")
+    }
+
+    /// SVT-AV1 prints its configuration through a logger of its own.
+    @Test func anAV1EncoderSaysNothingOnStderr() throws {
+        FFmpegLog.setHandler(nil)
+        let scratch = try WriterScratchDirectory()
+        let (failure, said) = Self.stderr {
+            let writer = try AssetWriter(outputPath: scratch.file("clip.mkv"), fileType: .matroska)
+            let input = AssetWriterInput(outputSettings: .video(VideoOutputSettings(codec: .av1, width: 320, height: 240)))
+            try writer.add(input)
+            try writer.startWriting()
+            try writer.startSession(atSourceTime: .zero)
+            for number in 0..<3 { try input.append(NumberedFrames.make(number), presentationTime: MediaTime(value: Int64(number), timescale: 30)) }
+            try writer.finishWriting()
+        }
+        #expect(failure == nil)
+        #expect(said.isEmpty, "stderr got: \(said)")
+    }
+
+    /// What `body` wrote on stderr (fd 2 into a pipe for the call; other tests write nothing there).
+    static func stderr(during body: () throws -> Void) -> (failure: (any Error)?, said: String) {
         var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
+        guard pipe(&ends) == 0 else { return (POSIXError(.EMFILE), "") }
         let saved = dup(STDERR_FILENO)
         dup2(ends[1], STDERR_FILENO)
         var failure: (any Error)?
-        do { try Self.convertToDeprecatedFormat() } catch { failure = error }
+        do { try body() } catch { failure = error }
         dup2(saved, STDERR_FILENO)
         close(saved)
         close(ends[1])
+        var said = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = read(ends[0], &buffer, buffer.count)
+        while true {
+            let count = read(ends[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            said.append(contentsOf: buffer.prefix(count))
+        }
         close(ends[0])
-        #expect(failure == nil)
-        #expect(count == 0, "stderr got: \(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self))")
+        return (failure, String(decoding: said, as: UTF8.self))
     }
 }

@@ -66,6 +66,11 @@ enum FFmpegLogging {
         let level = requested.flatMap { levels[$0] } ?? AV_LOG_QUIET
         av_log_set_level(level)
         if level > AV_LOG_QUIET { capctl_ffmpeg_set_log_sink { _, line in if let line { _ = write(STDERR_FILENO, line, strlen(line)) } } }
+        // SVT-AV1 (libavcodec's libsvtav1) prints its configuration on
+        // stderr through a logger of its own, which reads SVT_LOG when an
+        // encoder opens: -1 leaves only what it prints unconditionally.
+        // Unless FFmpeg's log was asked for, or SVT_LOG itself was set.
+        if level == AV_LOG_QUIET { setenv("SVT_LOG", "-1", 0) }
     }()
 
     static func configure() { _ = configured }

@@ -15,7 +15,14 @@ final class VideoCompressor {
     let settings: VideoOutputSettings
     /// libavcodec's name of what comes out (`h264`, `hevc`, `mjpeg`).
     let codecName: String
-    private let encoder: VideoEncoder
+    private var encoder: VideoEncoder
+    /// Whether the encoder was opened at the rate of the frames it is fed:
+    /// settings that name no frame duration (a camera whose driver lists no
+    /// frame interval) open it at the provisional rate, and the first
+    /// frame's own duration, if it has one, reopens it at that rate. Rate
+    /// control told nothing spends a bit rate on the time base's 90000
+    /// frames a second and leaves every picture grey.
+    private var rateSettled: Bool
     private var decoder: CompressedFrameDecoder?
     private var decoderCodec: String?
     private let decoderConfiguration: [UInt8]
@@ -47,15 +54,34 @@ final class VideoCompressor {
     /// a camera's compressed frames, which are decoded first.
     init(settings: VideoOutputSettings, decodingConfiguration: [UInt8] = []) throws(WriterError) {
         self.settings = settings
-        encoder = try VideoEncoder(settings: settings, timeBase: AVRational(num: 1, den: Self.timescale), globalHeader: false)
-        guard encoder.context.pointee.has_b_frames == 0 else {
-            throw .invalidSettings("\(encoder.encoderName) reorders frames with these settings; a shared encoder cannot")
-        }
+        rateSettled = settings.expectedFrameDuration.map { $0.isNumeric && $0 > .zero } ?? false
+        var opening = settings
+        if !rateSettled { opening.expectedFrameDuration = AssetWriterInput.provisionalFrameDuration }
+        encoder = try Self.open(opening)
         codecName = String(cString: avcodec_get_name(encoder.context.pointee.codec_id))
         decoderConfiguration = decodingConfiguration
     }
 
     var encoderName: String { encoder.encoderName }
+
+    private static func open(_ settings: VideoOutputSettings) throws(WriterError) -> VideoEncoder {
+        let encoder = try VideoEncoder(settings: settings, timeBase: AVRational(num: 1, den: Self.timescale), globalHeader: false)
+        guard encoder.context.pointee.has_b_frames == 0 else {
+            throw .invalidSettings("\(encoder.encoderName) reorders frames with these settings; a shared encoder cannot")
+        }
+        return encoder
+    }
+
+    /// Reopens the provisional encoder at the first frame's rate (see `rateSettled`).
+    private func settleRate(frameDuration: MediaTime?) throws(WriterError) {
+        rateSettled = true
+        guard let frameDuration, frameDuration.isNumeric, frameDuration > .zero else { return }
+        let frame = max(frameDuration, AssetWriterInput.fastestFrameDuration)
+        guard frame != AssetWriterInput.provisionalFrameDuration else { return }
+        var opening = settings
+        opening.expectedFrameDuration = frame
+        encoder = try Self.open(opening)
+    }
 
     /// Encodes `sample`; `wantsKeyframe` is asked, with the picture's time,
     /// right before each picture is encoded. Each compressed frame that
@@ -115,6 +141,7 @@ final class VideoCompressor {
         guard converted.isNumeric else { return false }
         let ticks = converted.value
         if let lastTicks, ticks <= lastTicks { return false }
+        if !rateSettled { try settleRate(frameDuration: duration) }
         lastTicks = ticks
         pending[ticks] = (time, duration, sequence)
         try encoder.encode(planes: planes, strides: strides, format: format, width: width, height: height, pts: ticks,

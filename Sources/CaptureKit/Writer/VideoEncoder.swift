@@ -47,8 +47,12 @@ final class VideoEncoder {
         context.pointee.pix_fmt = pixelFormat
         context.pointee.time_base = timeBase
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-        if let frameDuration = settings.expectedFrameDuration, frameDuration.isNumeric, frameDuration.value > 0,
-           let numerator = Int32(exactly: frameDuration.value) {
+        // Rate control budgets bits per frame from the rate: an encoder told
+        // none would take the time base as its rate (grey pictures at a bit
+        // rate), so one told nothing is opened at the provisional 30 fps.
+        let frameDuration = settings.expectedFrameDuration.flatMap { $0.isNumeric && $0.value > 0 ? $0 : nil }
+            ?? AssetWriterInput.provisionalFrameDuration
+        if let numerator = Int32(exactly: frameDuration.value) {
             context.pointee.framerate = AVRational(num: frameDuration.timescale, den: numerator)
         }
         if pixelFormat == AV_PIX_FMT_YUVJ420P || pixelFormat == AV_PIX_FMT_YUVJ422P || pixelFormat == AV_PIX_FMT_YUVJ444P {
