@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CaptureKit
 
@@ -56,6 +57,35 @@ import Testing
         let streams = try FFprobe.streams(scratch.file("video-only.mp4"))
         #expect(streams.map { $0["codec_type"] as? String } == ["video"])
         #expect(heard.files.first?.file.audioSamples == 0)
+    }
+
+    /// A video data output gets no frame through a disabled connection, and
+    /// frames again once it is enabled.
+    @Test func aDisabledConnectionStopsAVideoDataOutputsFrames() throws {
+        let output = VideoDataOutput()
+        let frames = Counter()
+        output.setSampleBufferDelegate(frames, queue: nil)
+        let (session, _, _) = Self.session(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(eventually { frames.count >= 5 })
+        let connection = try #require(output.connection(with: .video))
+        connection.isEnabled = false
+        // What was queued before is delivered; then nothing for a third of a second (10 frames at 30 fps).
+        usleep(100_000)
+        let stopped = frames.count
+        usleep(330_000)
+        #expect(frames.count == stopped, "\(frames.count - stopped) frames through a disabled connection")
+        connection.isEnabled = true
+        #expect(eventually { frames.count >= stopped + 5 })
+    }
+
+    final class Counter: VideoDataOutputSampleBufferDelegate, Sendable {
+        private let calls = Mutex(0)
+        var count: Int { calls.withLock { $0 } }
+        func videoDataOutput(_ output: VideoDataOutput, didOutput sample: VideoSampleBuffer, from input: CaptureInput) {
+            calls.withLock { $0 += 1 }
+        }
     }
 
     @Test(arguments: [(90.0, false), (180.0, false), (0.0, true)])

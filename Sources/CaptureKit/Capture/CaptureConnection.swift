@@ -26,8 +26,10 @@ public final class CaptureConnection: Sendable {
         self.input = input
     }
 
-    /// Whether the input's samples reach the output: a recording leaves a
-    /// disabled connection's input out of its files.
+    /// Whether the input's samples reach the output. A video data output or
+    /// a live view gets none while it is disabled; a recording or a stream
+    /// leaves a disabled connection's input out of what it begins next
+    /// (one under way keeps its tracks, as its file's layout is set).
     public var isEnabled: Bool {
         get { state.withLock { $0.isEnabled } }
         set { state.withLock { $0.isEnabled = newValue } }

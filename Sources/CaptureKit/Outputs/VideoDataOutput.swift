@@ -133,7 +133,7 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
-        guard case .video(let video) = sample, let delivery = state.withLock({ $0.delivery }) else { return }
+        guard case .video(let video) = sample, let delivery = state.withLock({ $0.delivery }), isConnectionEnabled(for: input) else { return }
         delivery.queue.put((video, input))
     }
 

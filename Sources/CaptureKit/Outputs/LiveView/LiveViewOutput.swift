@@ -211,6 +211,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
         let camera = ObjectIdentifier(input)
         // Every frame of every camera comes here: with no one watching, nothing is made (not even an empty array).
         let views = state.withLock { state in state.views.isEmpty ? [] : state.views.values.filter { $0.key.camera == camera } }
+        guard !views.isEmpty, isConnectionEnabled(for: input) else { return }
         for view in views { view.offer(video) }
     }
 

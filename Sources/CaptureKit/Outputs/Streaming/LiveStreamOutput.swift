@@ -148,8 +148,9 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Starting
 
     private func begin(_ inputs: [CaptureInput]) throws(WriterError) {
-        let videoInput = inputs.first { $0.mediaType == .video && $0.source.videoFormat != nil }
-        let audio = inputs.first { $0.mediaType == .audio && $0.source.audioFormat != nil }
+        // A disabled connection's input is left out, as a recording leaves it out of its files.
+        let videoInput = inputs.first { $0.mediaType == .video && $0.source.videoFormat != nil && isConnectionEnabled(for: $0) }
+        let audio = inputs.first { $0.mediaType == .audio && $0.source.audioFormat != nil && isConnectionEnabled(for: $0) }
         guard videoInput != nil || audio != nil else { throw .invalidState("the session has no camera or microphone to stream") }
         var videoSettings: VideoOutputSettings?
         if let videoInput, let format = videoInput.source.videoFormat {
