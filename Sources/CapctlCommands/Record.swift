@@ -46,8 +46,10 @@ extension Capctl {
             --overlay 'Door %Y-%m-%d %H:%M:%S.%f'. --overlay-position top-left (default), \
             top-right, bottom-left or bottom-right. A camera's own text is --video DEV,overlay=TEXT, \
             the camera's last option, which takes the rest of the argument, commas included. The \
-            overlay draws into raw frames: --video-codec copy and cameras that deliver MJPEG or \
-            H.264 are refused (status 64).
+            overlay draws into frames before they are encoded, so --video-codec copy is refused \
+            (status 64); a camera's MJPEG, H.264 or HEVC frames are decoded first (a damaged one \
+            is counted as dropped), and raw formats it cannot draw into (Bayer, more than 8 bits) \
+            are refused.
 
             LIMITS
               --max-duration stops when the recording (all files, pauses left out) reaches that \

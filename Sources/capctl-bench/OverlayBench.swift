@@ -32,3 +32,28 @@ func runOverlay(count: Int, format name: String, size: String) -> (overlay: Doub
     if checksum == -1 { print("") }
     return (overlay, copy)
 }
+
+/// `capctl-bench overlay-mjpeg N WxH FILE`: the CPU time per frame of an
+/// MJPEG camera's frame (the JPEG in FILE, WxH) decoded to 4:2:0 with the
+/// time stamp drawn in (`TextOverlayRenderer.process(_:of:)`), in microseconds.
+func runOverlayMJPEG(count: Int, size: String, path: String) -> Double {
+    let sides = size.split(separator: "x").compactMap { Int($0) }
+    guard sides.count == 2, let jpeg = FileManager.default.contents(atPath: path), !jpeg.isEmpty else {
+        fail("usage: capctl-bench overlay-mjpeg N WxH FILE (a JPEG of that size)")
+    }
+    let storage = jpeg.withUnsafeBytes { SampleStorage(copying: $0) }
+    let format = CaptureVideoFormat(layout: .compressed(codecName: "mjpeg"), width: sides[0], height: sides[1],
+                                    frameDuration: MediaTime(value: 1, timescale: 30), fourcc: "MJPG")
+    let renderer = TextOverlayRenderer(overlay: TextOverlay(text: "Door %Y-%m-%d %H:%M:%S.%f"), cameraName: "bench")
+    var decoded = 0
+    let start = cpuSeconds()
+    for index in 0..<count {
+        let frame = VideoSampleBuffer(storage: storage, layout: .compressed(codecName: "mjpeg"), width: sides[0], height: sides[1],
+                                      presentationTime: MediaTime(value: Int64(index) * 33_333_333, timescale: 1_000_000_000),
+                                      duration: nil, sequence: UInt64(index))
+        if renderer.process(frame, of: format) != nil { decoded += 1 }
+    }
+    let perFrame = (cpuSeconds() - start) / Double(count) * 1e6
+    guard decoded == count else { fail("only \(decoded) of \(count) frames were decoded") }
+    return perFrame
+}

@@ -12,6 +12,8 @@ import Foundation
 //                                audio in 20 ms buffers (LevelsBench.swift)
 //   capctl-bench overlay N FORMAT WxH  burn a time stamp into N frames (TextOverlayRenderer);
 //                                prints microseconds of CPU per frame, and of a plain copy
+//   capctl-bench overlay-mjpeg N WxH FILE  the same into N MJPEG frames (the JPEG in FILE),
+//                                decoded to 4:2:0 first; prints microseconds of CPU per frame
 //
 // Prints one line: the mode, frames, and CPU seconds (user + system, all
 // threads) spent from the first frame to the finished file.
@@ -156,6 +158,10 @@ func runDirect(count: Int, path: String, frames: [[UInt8]]) -> Double {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "overlay-mjpeg", let count = Int(arguments[2]), count > 0 {
+    print(String(format: "overlay-mjpeg %@ %.1f", arguments[3], runOverlayMJPEG(count: count, size: arguments[3], path: arguments[4])))
+    exit(0)
+}
 if arguments.count == 5, arguments[1] == "overlay", let count = Int(arguments[2]), count > 0 {
     let result = runOverlay(count: count, format: arguments[3], size: arguments[4])
     print(String(format: "overlay %@ %@ %.1f copy %.1f", arguments[3], arguments[4], result.overlay, result.copy))

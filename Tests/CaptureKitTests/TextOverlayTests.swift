@@ -80,13 +80,47 @@ struct TextOverlayTests {
         #expect(cut.characters < 200 && cut.x >= 0 && cut.x + cut.width <= 320)
     }
 
-    @Test func compressedFramesPassUnchanged() {
-        let jpeg = VideoSampleBuffer(storage: SampleStorage(copying: UnsafeRawBufferPointer(start: nil, count: 0)), layout: .compressed(codecName: "mjpeg"),
-                                     width: 640, height: 480, presentationTime: .zero, duration: nil, sequence: 0)
-        let renderer = TextOverlayRenderer(overlay: TextOverlay(text: "x"), cameraName: "cam")
-        #expect(renderer.process(jpeg) === jpeg)
-        #expect(!TextOverlayRenderer.canDraw(.compressed(codecName: "mjpeg")))
-        #expect(TextOverlayRenderer.canDraw(.raw(.yuyv422, bytesPerRow: nil)))
+    /// An MJPEG camera's frame is decoded to 4:2:0 and drawn into; a damaged one is left out and counted.
+    @Test func compressedFramesAreDecodedAndDrawnInto() throws {
+        let width = 640, height = 480
+        let picture = try PixelBuffer(width: width, height: height, pixelFormat: .yuvj420p)
+        for plane in 0..<3 {
+            picture.withUnsafeMutableBytes(plane: plane) { $0.initializeMemory(as: UInt8.self, repeating: plane == 0 ? 100 : 128) }
+        }
+        let jpeg = try JPEGEncoder(width: width, height: height, quality: 95).encode(picture)
+        let format = CaptureVideoFormat(layout: .compressed(codecName: "mjpeg"), width: width, height: height,
+                                        frameDuration: MediaTime(value: 1, timescale: 30), fourcc: "MJPG")
+        let renderer = TextOverlayRenderer(overlay: TextOverlay(text: "12:34:56 Door"), cameraName: "cam")
+        #expect(renderer.outputFormat(for: format) == CaptureVideoFormat(layout: .raw(.yuv420p, bytesPerRow: nil), width: width, height: height,
+                                                                         frameDuration: format.frameDuration, fourcc: "YU12"))
+        let time = MonotonicClock.now()
+        let sample = VideoSampleBuffer(storage: jpeg.withUnsafeBytes { SampleStorage(copying: $0) }, layout: .compressed(codecName: "mjpeg"),
+                                       width: width, height: height, presentationTime: time, duration: format.frameDuration, sequence: 3)
+        let drawn = try #require(renderer.process(sample, of: format))
+        #expect(drawn.layout == .raw(.yuv420p, bytesPerRow: nil) && drawn.presentationTime == time && drawn.sequence == 3)
+        #expect(drawn.bytes.count == PixelFormat.yuv420p.imageSize(width: width, height: height))
+        // Luma: the full-range grey 100 is limited-range 102 outside the box; inside, only the box's dark and the text's light.
+        let box = try #require(TextOverlayBox.placing(length: 13, in: width, height, at: .topLeft))
+        var inside: Set<UInt8> = [], outside: Set<UInt8> = []
+        for y in 0..<height {
+            for x in 0..<width {
+                let value = drawn.bytes[y * width + x]
+                if x >= box.x && x < box.x + box.width && y >= box.y && y < box.y + box.height { inside.insert(value) } else { outside.insert(value) }
+            }
+        }
+        #expect(inside == [16, 235], "\(inside.sorted())")
+        #expect(outside.allSatisfy { abs(Int($0) - 102) <= 2 }, "\(outside.sorted())")
+        // Garbage where a JPEG should be: left out, and counted as lost at its time.
+        let damaged = VideoSampleBuffer(storage: SampleStorage(count: 4096) { $0.initializeMemory(as: UInt8.self, repeating: 0x5A) },
+                                        layout: .compressed(codecName: "mjpeg"), width: width, height: height,
+                                        presentationTime: time + MediaTime(value: 1, timescale: 30), duration: nil, sequence: 4)
+        #expect(renderer.process(damaged, of: format) == nil)
+        #expect(renderer.losses?.total == 1)
+        // A VP9 camera is not one it decodes; 10-bit raw frames not ones it draws on.
+        #expect(renderer.outputFormat(for: CaptureVideoFormat(layout: .compressed(codecName: "vp9"), width: width, height: height,
+                                                              frameDuration: nil, fourcc: "VP90")) == nil)
+        #expect(renderer.outputFormat(for: CaptureVideoFormat(layout: .raw(PixelFormat(name: "yuv420p10le")!, bytesPerRow: nil), width: width,
+                                                              height: height, frameDuration: nil, fourcc: "x")) == nil)
     }
 
     @Test func strftimeFieldsMillisecondsAndCameraName() {

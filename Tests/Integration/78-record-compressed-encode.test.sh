@@ -4,7 +4,9 @@
 # decoded for the encoder, and the file holds the frames the events report, at least 70 %
 # of those ffmpeg captures from the same camera in 3 s. And copied in 1-second segments:
 # each segment starts with a keyframe and decodes on its own, and together they hold the
-# frames the events report.
+# frames the events report. With --overlay, the H.264 frames are decoded before the
+# text is drawn: the file holds the frames reported, and frame 10 shows a dark box with
+# light text at the top left, where the plain recording's frame does not.
 source "$(dirname "$0")/lib.sh"
 need ffmpeg python3 v4l2-ctl
 
@@ -39,5 +41,26 @@ segments() {
   assert_eq "$EV_FRAMES" "$total" "frames over all segments against the finished event"
 }
 check "copy in 1-second segments" segments
+
+# The brightest luma of frame 10 of FILE in the rectangle W:H:X:Y.
+luma_max() {
+  ffmpeg -v error -i "$1" -vf "select=eq(n\,10),crop=$2,signalstats,metadata=print:key=lavfi.signalstats.YMAX:file=-" -f null - |
+    sed -n 's/.*YMAX=\([0-9]*\).*/\1/p' | head -1
+}
+
+overlay() {
+  assert_ok "$CAPCTL" record --video "$node" --overlay "CAM %H:%M:%S" --preset ultrafast --max-duration 3 --json overlay.mp4
+  check_recording overlay.mp4 h264 $((reference * 70 / 100)) 0.3
+  # At 240 lines the glyphs are scaled twice: the box begins at 4,4 with 4 dark rows above the text.
+  local strip text plain
+  strip=$(luma_max overlay.mp4 12:2:6:5)
+  text=$(luma_max overlay.mp4 60:20:4:4)
+  plain=$(luma_max encode.mp4 60:20:4:4)
+  note "luma max: box edge $strip, text $text, the plain recording there $plain"
+  ((strip <= 28)) || fail "the box's edge in frame 10 is not dark (luma up to $strip)"
+  ((text >= 200)) || fail "no light text in the box of frame 10 (luma up to $text)"
+  ((plain < 200)) || fail "the plain recording is as light there (luma up to $plain): the check cannot tell"
+}
+check "burned-in text on the H.264 camera's frames" overlay
 
 checks_done

@@ -73,7 +73,7 @@ struct OverlayCommandTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tesseract) && FileManager.default.isExecutableFile(atPath: ffmpeg)))
     func timeOnADarkPicture() throws {
         let scratch = try RecordScratch()
-        // Y4M: a file: input that delivers raw frames (an MP4's H.264 would be refused).
+        // Y4M: a file: input that delivers raw frames.
         let black = scratch.file("black.y4m")
         _ = try Self.tool(Self.ffmpeg, ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "color=black:size=1280x720:rate=30", "-t", "3",
                                         "-pix_fmt", "yuv420p", black])
@@ -114,13 +114,35 @@ struct OverlayCommandTests {
         #expect(scratch.contents.isEmpty)
     }
 
-    @Test func compressedCameraRefusedBeforeAFileIsMade() throws {
+    /// A camera that sends MJPEG: its frames are decoded and get the text.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tesseract) && FileManager.default.isExecutableFile(atPath: ffmpeg)))
+    func timeOnAnMJPEGCamerasDarkPicture() throws {
         let scratch = try RecordScratch()
-        let mjpeg = scratch.file("in.mjpeg")
-        _ = try Self.tool(Self.ffmpeg, ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "1", "-c:v", "mjpeg", mjpeg])
-        let run = try CapctlRun.run(["record", "--video", "file:" + mjpeg, "--overlay", "%T", "--max-duration", "1", scratch.file("out.mp4")])
-        #expect(run.status == 64)
-        #expect(run.stderr.contains("the overlay draws into raw frames"), "\(run.stderr)")
+        let black = scratch.file("black.mkv")
+        _ = try Self.tool(Self.ffmpeg, ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "color=black:size=1280x720:rate=30", "-t", "3",
+                                        "-c:v", "mjpeg", "-pix_fmt", "yuvj422p", black])
+        try checkBurnedInTime(video: "file:" + black, in: scratch)
+    }
+
+    /// A camera that sends H.264 (here with its configuration out of band, as an MP4 keeps it).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tesseract) && FileManager.default.isExecutableFile(atPath: ffmpeg)))
+    func timeOnAnH264CamerasBrightPicture() throws {
+        let scratch = try RecordScratch()
+        let bright = scratch.file("bright.mp4")
+        _ = try Self.tool(Self.ffmpeg, ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "3",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-g", "15", "-pix_fmt", "yuv420p", bright])
+        try checkBurnedInTime(video: "file:" + bright, in: scratch)
+    }
+
+    /// Raw frames the overlay cannot draw into (more than 8 bits a sample) are refused before any file is made.
+    @Test func aFormatItCannotDrawIntoIsRefusedBeforeAFileIsMade() throws {
+        let scratch = try RecordScratch()
+        let deep = scratch.file("deep.y4m")
+        _ = try Self.tool(Self.ffmpeg, ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "1",
+                                        "-pix_fmt", "yuv420p10le", "-strict", "-1", deep])
+        let run = try CapctlRun.run(["record", "--video", "file:" + deep, "--overlay", "%T", "--max-duration", "1", scratch.file("out.mp4")])
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("the overlay can neither draw into nor decode"), "\(run.stderr)")
         #expect(!scratch.contents.contains("out.mp4"))
     }
 }

@@ -6,7 +6,9 @@
 # Per frame: capctl-bench overlay draws a 27-character time stamp ('Door %Y-%m-%d
 # %H:%M:%S.%f') into 300 frames with TextOverlayRenderer (a copy of the lent frame into a
 # pooled buffer, then the box and glyphs), and prints the CPU microseconds per frame beside
-# those of a plain copy of the same frame. Recordings: capctl record --video
+# those of a plain copy of the same frame; and into 300 frames of an MJPEG camera (one
+# JPEG of testsrc2, decoded to yuv420p first), beside ffmpeg decoding the same JPEG 300
+# times on one thread (which includes ffmpeg's start-up). Recordings: capctl record --video
 # test-pattern,size=1280x720 --max-duration SECONDS, in real time (30 fps), H.264 (the
 # default settings), with and without --overlay; CPU seconds (user + system) and peak
 # memory, medians of RUNS alternating runs.
@@ -33,6 +35,15 @@ for format in yuv420p yuyv422; do
   for size in 1920x1080 1280x720; do
     "$bench" overlay 300 "$format" "$size"
   done
+done
+echo "per frame of an MJPEG camera (CPU microseconds: decode to yuv420p + draw; ffmpeg's decode alone of the same JPEG)"
+for size in 1920x1080 1280x720; do
+  ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=$size:rate=1" -frames:v 1 -pix_fmt yuvj422p -q:v 3 "$work/frame-$size.jpg"
+  line=$("$bench" overlay-mjpeg 300 "$size" "$work/frame-$size.jpg")
+  # ffmpeg decoding the same JPEG 300 times, one thread: its CPU time over the frames, beside ours.
+  ffmpeg_us=$(/usr/bin/time -f '%U %S' ffmpeg -v error -nostdin -threads 1 -stream_loop 299 -i "$work/frame-$size.jpg" -f null - 2>&1 | tail -1 |
+    awk '{ printf "%.1f", ($1 + $2) / 300 * 1e6 }')
+  echo "$line ffmpeg-decode $ffmpeg_us"
 done
 
 plain_cpu=() plain_mem=() text_cpu=() text_mem=()

@@ -87,7 +87,7 @@ extension CaptureService {
 
     /// Refuses settings the camera's format or light cannot meet, before any photo is taken.
     private func checkSettings(of request: PhotoSettingsRequest, output: PhotoOutput) throws(ServiceError) {
-        guard let format = output.videoFormat ?? request.camera.input.source.videoFormat else {
+        guard let format = output.videoFormat ?? request.camera.input.videoFormat else {
             throw ServiceError(.unavailable, "camera \(request.camera.id) is not running")
         }
         do throws(PhotoError) {

@@ -14,7 +14,7 @@ extension CommandFailure {
         case .sameCameraTwice(let device, let uniqueID):
             self.init("--video names \(device) (\(uniqueID)) twice; give each camera once", status: .usage)
         case .processorCannotTake(let device, let fourcc):
-            self.init("\(device) delivers \(fourcc) frames and the overlay draws into raw frames; ask the camera for a raw format ('capctl formats \(device)' lists them, such as --video \(device),pixel-format=YUYV) or leave out the overlay",
+            self.init("\(device) delivers \(fourcc) frames, which the overlay can neither draw into nor decode; ask the camera for another format ('capctl formats \(device)' lists them, such as --video \(device),pixel-format=YUYV or MJPG) or leave out the overlay",
                       status: .usage)
         case .noBandwidth(let device):
             self.init("\(error.description); try a smaller size or rate for it (--video \(device),size=640x480,fps=15), MJPEG (--video \(device),pixel-format=MJPG), or another USB port",

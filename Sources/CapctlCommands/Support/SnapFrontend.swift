@@ -179,7 +179,7 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
         } catch {
             throw CommandFailure(error)
         }
-        guard let format = input.source.videoFormat else {
+        guard let format = input.videoFormat else {
             input.close()
             throw CommandFailure("\(name): the camera states no format", status: .dataError)
         }

@@ -37,6 +37,14 @@ public class CaptureInput: @unchecked Sendable {
     }
     private var processor: (any VideoFrameProcessor)?
 
+    /// The format of the frames outputs get from this input: the source's
+    /// (once it is open), as the `videoFrameProcessor` changes it; nil for
+    /// a microphone or an input not opened yet.
+    public var videoFormat: CaptureVideoFormat? {
+        guard let format = source.videoFormat else { return nil }
+        return videoFrameProcessor?.outputFormat(for: format) ?? format
+    }
+
     public var mediaType: MediaType { source.mediaType }
 
     /// Samples the session has taken from this input since it was made:

@@ -9,7 +9,7 @@ extension CaptureOutput {
     /// before the session runs: the camera's format is known once it is open),
     /// or when the container holds no video.
     public func recommendedVideoSettingsForAssetWriter(writingTo fileType: FileType) -> VideoOutputSettings? {
-        guard let format = connection(with: .video)?.input.source.videoFormat,
+        guard let format = connection(with: .video)?.input.videoFormat,
               case .video(let settings)? = try? RecordingSettings().outputSettings(forVideo: format, fileType: fileType) else { return nil }
         return settings
     }

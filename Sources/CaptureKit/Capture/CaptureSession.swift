@@ -287,7 +287,7 @@ public final class CaptureSession: Sendable {
         }
         do throws(CaptureError) {
             try input.open()
-            if let processor = input.videoFrameProcessor, let format = input.source.videoFormat, !processor.canProcess(format) {
+            if let processor = input.videoFrameProcessor, let format = input.source.videoFormat, processor.outputFormat(for: format) == nil {
                 throw CaptureError.processorCannotTake(input.source.path, fourcc: format.fourcc)
             }
         } catch {
@@ -310,10 +310,14 @@ public final class CaptureSession: Sendable {
             thread = try CaptureThread.start(name: name) { [weak self] in
                 guard let self else { return }
                 let processor = input.videoFrameProcessor
+                let sourceFormat = input.source.videoFormat
                 let end = input.source.run(stop: stop) { captured in
                     // Changed once here, so every output of the input gets the same frame.
                     var sample = captured
-                    if let processor, case .video(let video) = captured { sample = .video(processor.process(video)) }
+                    if let processor, let sourceFormat, case .video(let video) = captured {
+                        guard let processed = processor.process(video, of: sourceFormat) else { return }
+                        sample = .video(processed)
+                    }
                     input.count(sample)
                     input.meterLevels(of: sample)
                     input.compression.capture(sample)

@@ -33,11 +33,13 @@ public struct TextOverlayBox: Sendable, Hashable {
     }
 }
 
-/// Burns a `TextOverlay` into every raw frame of a camera: a dark box with
+/// Burns a `TextOverlay` into every frame of a camera: a dark box with
 /// light text, drawn into a copy of the frame (capture buffers are lent and
 /// read-only) taken from a pool, so that steady capture allocates nothing.
-/// Compressed frames, and pixel formats it cannot draw on (see
-/// `canDraw(_:)`), pass unchanged. Set it as the input's `videoFrameProcessor`.
+/// A camera's compressed frames (MJPEG, H.264, HEVC) are decoded to 4:2:0
+/// first, so its outputs get raw frames (`outputFormat(for:)`); a damaged
+/// one is left out and logged in `losses`. Raw formats it cannot draw on
+/// (see `canDraw(_:)`) are refused. Set it as the input's `videoFrameProcessor`.
 public final class TextOverlayRenderer: VideoFrameProcessor {
     public let overlay: TextOverlay
     /// The name `{camera}` stands for.
@@ -52,6 +54,8 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         var box: TextOverlayBox?
         var geometry = (0, 0)
         var mask: [UInt8] = []
+        /// The decoder of a compressed camera's frames, made at its first frame.
+        var decoder: OverlayFrameDecoder?
     }
     private let state = Mutex(State())
     /// Frames held by outputs at once, at most, before copies are allocated instead.
@@ -69,8 +73,48 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         return OverlayComponent.components(of: format) != nil
     }
 
-    public func canProcess(_ format: CaptureVideoFormat) -> Bool { Self.canDraw(format.layout) }
+    /// Compressed frames it decoded but could not (damaged), at their capture times.
+    public let losses: SampleLossLog? = SampleLossLog()
 
+    /// Raw frames it can draw on keep their format; compressed frames it can
+    /// decode become 4:2:0 (`yuv420p`) of the same size; others are refused.
+    public func outputFormat(for format: CaptureVideoFormat) -> CaptureVideoFormat? {
+        switch format.layout {
+        case .raw:
+            return Self.canDraw(format.layout) ? format : nil
+        case .compressed(let codec):
+            guard OverlayFrameDecoder.codecs.contains(codec), format.width > 0, format.height > 0 else { return nil }
+            return CaptureVideoFormat(layout: .raw(OverlayFrameDecoder.format, bytesPerRow: nil), width: format.width, height: format.height,
+                                      frameDuration: format.frameDuration, fourcc: "YU12")
+        }
+    }
+
+    public func process(_ frame: VideoSampleBuffer, of format: CaptureVideoFormat) -> VideoSampleBuffer? {
+        guard case .compressed = frame.layout else { return process(frame) }
+        let text = overlay.text(at: frame.presentationTime, camera: cameraName)
+        let outcome = state.withLock { state -> OverlayFrameDecoder.Outcome in
+            if state.decoder == nil { state.decoder = OverlayFrameDecoder(format: format, poolSize: poolSize) }
+            guard let decoder = state.decoder else { return .damaged }
+            let box = prepare(&state, text: text, width: decoder.width, height: decoder.height)
+            let mask = state.mask
+            let components = OverlayComponent.components(of: OverlayFrameDecoder.format) ?? []
+            return decoder.decode(frame) { memory in
+                if let box { Self.draw(mask, box: box, components: components, planes: decoder.planes, into: memory) }
+            }
+        }
+        switch outcome {
+        case .decoded(let storage, let time):
+            return VideoSampleBuffer(storage: storage, layout: .raw(OverlayFrameDecoder.format, bytesPerRow: nil), width: format.width,
+                                     height: format.height, presentationTime: time, duration: frame.duration, sequence: frame.sequence)
+        case .nothing:
+            return nil
+        case .damaged:
+            losses?.record(1, at: frame.presentationTime)
+            return nil
+        }
+    }
+
+    /// `frame` with the text drawn in, if it is raw in a format it can draw on; else `frame` itself.
     public func process(_ frame: VideoSampleBuffer) -> VideoSampleBuffer {
         guard case .raw(let format, let bytesPerRow) = frame.layout,
               let components = OverlayComponent.components(of: format),

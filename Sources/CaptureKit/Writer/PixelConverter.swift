@@ -41,6 +41,35 @@ public final class PixelConverter {
         try convert(frame: source.frame)
     }
 
+    /// Converts `source` into `memory`, laid out as `planes` (this
+    /// converter's format and size), without allocating.
+    func convert(frame source: UnsafeMutablePointer<AVFrame>, into memory: UnsafeMutableRawBufferPointer,
+                 planes: [ImagePlaneLayout]) throws(WriterError) {
+        let sourceFormat = AVPixelFormat(source.pointee.format)
+        guard sws_isSupportedInput(sourceFormat) > 0 else { throw .invalidSettings("images in \(PixelFormat(raw: sourceFormat)) cannot be converted") }
+        guard let base = memory.baseAddress, let last = planes.last, planes.count <= 4,
+              last.offset + last.bytesPerRow * last.height <= memory.count else { throw .invalidSettings("the buffer is too small for the image") }
+        scaler = sws_getCachedContext(scaler, source.pointee.width, source.pointee.height, sourceFormat,
+                                      Int32(width), Int32(height), pixelFormat.raw, scaling.flags, nil, nil, nil)
+        guard scaler != nil else { throw .invalidSettings("cannot convert \(PixelFormat(raw: sourceFormat)) to \(pixelFormat)") }
+        var destinations = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        var destinationStrides = [Int32](repeating: 0, count: 4)
+        for (index, plane) in planes.enumerated() {
+            destinations[index] = (base + plane.offset).assumingMemoryBound(to: UInt8.self)
+            destinationStrides[index] = Int32(plane.bytesPerRow)
+        }
+        let status = withUnsafePointer(to: &source.pointee.data) { data in
+            withUnsafePointer(to: &source.pointee.linesize) { lines in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { sourceStrides in
+                        sws_scale(scaler, sourcePlanes, sourceStrides, 0, source.pointee.height, destinations, destinationStrides)
+                    }
+                }
+            }
+        }
+        guard status > 0 else { throw .ffmpeg(FFmpegError(call: "sws_scale", code: status < 0 ? status : -22)) }
+    }
+
     func convert(frame source: UnsafeMutablePointer<AVFrame>) throws(WriterError) -> PixelBuffer {
         let sourceFormat = AVPixelFormat(source.pointee.format)
         guard sws_isSupportedInput(sourceFormat) > 0 else { throw .invalidSettings("images in \(PixelFormat(raw: sourceFormat)) cannot be converted") }

@@ -54,7 +54,8 @@ extension FileRecording {
             // A time-lapse loses a frame from its file only when a tick has none
             // near it: what a device dropped between the ticks is not missed.
             recordedLosses = RecordedLosses(devices: timeLapseFrames == nil ? accepted.map(\.source) : [],
-                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) },
+                                            queues: [(queueLosses.video, .video), (queueLosses.audio, .audio)] + encoderLosses.map { ($0, .video) }
+                                                + (timeLapseFrames == nil ? processorLosses(accepted) : []),
                                             missing: timeLapseFrames.map { [$0.misses] } ?? [])
             opensLossesAtFirstSample = !armed
             if !armed, let time = firstSampleTime { recordedLosses.open(at: time) }
@@ -83,5 +84,14 @@ extension FileRecording {
             // Armed, `file` was only the folder's check: the recording's first file is what failed.
             throw .writeFailed(path: armed ? files.path(number: 1) : file.path, reason: "cannot start the writing thread: \(error)")
         }
+    }
+}
+
+extension FileRecording {
+    /// The frames the cameras' frame processors left out (damaged compressed
+    /// frames an overlay could not decode): lost from the file as a full
+    /// queue's are, counted where they fall inside what is recorded.
+    func processorLosses(_ inputs: [CaptureInput]) -> [(SampleLossLog, MediaType)] {
+        inputs.filter { $0.mediaType == .video }.compactMap { $0.videoFrameProcessor?.losses }.map { ($0, .video) }
     }
 }

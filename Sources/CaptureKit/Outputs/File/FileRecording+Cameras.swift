@@ -56,7 +56,7 @@ extension FileRecording {
         }
         guard files.settings.video == .passthrough else { return }
         for camera in cameras {
-            if case .compressed(let codec)? = camera.source.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil {
+            if case .compressed(let codec)? = camera.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil {
                 throw .unsupported("\(camera.source.path): its \(codec) can only be cut at its own keyframes, never at one time with the other cameras; encode it instead of copying")
             }
         }

@@ -15,7 +15,7 @@ extension FileRecording {
                 startsAtKeyframe = true
                 continue
             }
-            guard case .compressed(let codec)? = input.source.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil else { continue }
+            guard case .compressed(let codec)? = input.videoFormat?.layout, AccessUnit.Codec(codecName: codec) != nil else { continue }
             startsAtKeyframe = true
             if index < file.writerInputs.count, file.writerInputs[index]?.takesCompressedSamples == true { cutsAtKeyframes = true }
         }

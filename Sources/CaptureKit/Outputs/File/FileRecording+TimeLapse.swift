@@ -17,7 +17,7 @@ extension FileRecording {
             throw .unsupported("a time-lapse keeps one frame an interval; a pre-roll keeps every frame from a live encoder: record one or the other")
         }
         for camera in cameras {
-            guard let format = camera.source.videoFormat else { continue }
+            guard let format = camera.videoFormat else { continue }
             if case .compressed(let codec) = format.layout, codec != "mjpeg" {
                 throw .unsupported("\(camera.source.path) sends \(codec), whose frames depend on one another, so a time-lapse cannot leave frames out; ask the camera for a raw or MJPEG format (--pixel-format)")
             }

@@ -70,7 +70,7 @@ final class PreRollRing: CompressedVideoSink {
     /// least every `keyframeInterval`.
     func join(_ input: CaptureInput, index: Int, settings: VideoOutputSettings, keyframeInterval: MediaTime,
               queueCapacity: Int) throws(WriterError) {
-        let configuration = input.source.videoFormat?.codecConfiguration ?? []
+        let configuration = input.videoFormat?.codecConfiguration ?? []
         let stage = try input.compression.join(self, settings: settings, keyframeInterval: keyframeInterval,
                                                decodingConfiguration: configuration, queueCapacity: queueCapacity)
         stages.withLock { $0.append((stage, index, input)) }

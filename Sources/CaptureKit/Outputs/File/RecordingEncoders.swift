@@ -36,7 +36,7 @@ final class RecordingEncoders: CompressedVideoSink {
     /// with them yet); returns the codec name of what it delivers.
     func join(_ input: CaptureInput, index: Int, settings: VideoOutputSettings, keyframeInterval: MediaTime?,
               queueCapacity: Int) throws(WriterError) -> String {
-        let configuration = input.source.videoFormat?.codecConfiguration ?? []
+        let configuration = input.videoFormat?.codecConfiguration ?? []
         let stage = try input.compression.join(self, settings: settings, keyframeInterval: keyframeInterval,
                                                decodingConfiguration: configuration, queueCapacity: queueCapacity)
         joined.withLock {

@@ -43,7 +43,7 @@ struct RecordingFileFactory {
     /// video is copied or needs an encoder of its own.
     func sharedVideoSettings(for input: CaptureInput, number: Int) throws(RecordingError) -> (settings: VideoOutputSettings, keyframeInterval: MediaTime?)? {
         // A time-lapse encodes only the frames it keeps: each file has an encoder of its own.
-        guard settings.timeLapse == nil, input.mediaType == .video, recordedMediaTypes.contains(.video), let format = input.source.videoFormat,
+        guard settings.timeLapse == nil, input.mediaType == .video, recordedMediaTypes.contains(.video), let format = input.videoFormat,
               let fileType = settings.fileType ?? FileType(path: path(number: number)),
               case .video(let video) = try settings.outputSettings(forVideo: format, fileType: fileType),
               VideoCompressor.canShare(video) else { return nil }
@@ -113,7 +113,7 @@ struct RecordingFileFactory {
             var outputSettings: OutputSettings
             switch input.mediaType {
             case .video:
-                guard let format = input.source.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
+                guard let format = input.videoFormat else { throw .unsupported("\(input.source.path): no video format") }
                 outputSettings = try settings.outputSettings(forVideo: format, fileType: fileType)
                 if let codecName = sharedVideo[index], case .video(let video) = outputSettings {
                     outputSettings = .passthrough(.video(codecName: codecName, width: video.width, height: video.height))
@@ -128,7 +128,7 @@ struct RecordingFileFactory {
             // Each track names its device, so that a file of several cameras tells them apart.
             writerInput.title = "\(input.source.localizedName) (\(input.source.uniqueID))"
             // A camera's compressed frames recorded with an encoder are decoded first.
-            if let format = input.source.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
+            if let format = input.videoFormat, case .compressed(let codecName) = format.layout, !writerInput.takesCompressedSamples {
                 do throws(WriterError) {
                     try writerInput.setUpDecoding(codecName: codecName, configuration: format.codecConfiguration)
                 } catch {

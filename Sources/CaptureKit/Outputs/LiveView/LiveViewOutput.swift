@@ -151,7 +151,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
 
     /// The view `settings` ask of `camera`, checked.
     private func key(for camera: CaptureInput, settings: LiveViewSettings) throws(LiveViewError) -> LiveView.Key {
-        guard camera.mediaType == .video, let format = camera.source.videoFormat, format.width > 0, format.height > 0 else {
+        guard camera.mediaType == .video, let format = camera.videoFormat, format.width > 0, format.height > 0 else {
             throw .notACamera
         }
         let maximum = LiveViewSettings.maximumSide

@@ -17,7 +17,7 @@ final class MotionTriggerLink: MotionDetectorDelegate {
     /// cannot be triggered, and is refused before any file is made.
     func check(_ inputs: [CaptureInput]) throws(RecordingError) {
         guard let camera = inputs.first(where: { $0.mediaType == .video }) else { throw .motionNeedsCamera }
-        guard let layout = camera.source.videoFormat?.layout, !MotionDetector.canAnalyze(layout) else { return }
+        guard let layout = camera.videoFormat?.layout, !MotionDetector.canAnalyze(layout) else { return }
         switch layout {
         case .compressed(let codec): throw .motionCannotRead(device: camera.source.path, sends: codec)
         case .raw(let format, _): throw .motionCannotRead(device: camera.source.path, sends: "\(format.name) pictures")

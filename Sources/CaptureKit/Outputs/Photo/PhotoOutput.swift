@@ -203,7 +203,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         // The first camera whose connection is enabled: a session with several
         // cameras gives each its own photo output by disabling the others' connections.
         guard let video = inputs.first(where: { $0.mediaType == .video && isConnectionEnabled(for: $0) }),
-              let format = video.source.videoFormat else {
+              let format = video.videoFormat else {
             throw .source("photo output", reason: "a photo output needs a camera among the session's inputs")
         }
         let queue = BoundedQueue<Message>(capacity: 1024)

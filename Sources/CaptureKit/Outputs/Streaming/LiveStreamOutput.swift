@@ -149,11 +149,11 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
 
     private func begin(_ inputs: [CaptureInput]) throws(WriterError) {
         // A disabled connection's input is left out, as a recording leaves it out of its files.
-        let videoInput = inputs.first { $0.mediaType == .video && $0.source.videoFormat != nil && isConnectionEnabled(for: $0) }
+        let videoInput = inputs.first { $0.mediaType == .video && $0.videoFormat != nil && isConnectionEnabled(for: $0) }
         let audio = inputs.first { $0.mediaType == .audio && $0.source.audioFormat != nil && isConnectionEnabled(for: $0) }
         guard videoInput != nil || audio != nil else { throw .invalidState("the session has no camera or microphone to stream") }
         var videoSettings: VideoOutputSettings?
-        if let videoInput, let format = videoInput.source.videoFormat {
+        if let videoInput, let format = videoInput.videoFormat {
             videoSettings = try streamVideoSettings(for: format)
         }
         var audioSettings: AudioOutputSettings?
@@ -174,7 +174,7 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
                                                         queueCapacity: queueCapacity),
                                    events: { [weak self] event in self?.publisherDidReport(event) })
         if let videoInput, let videoSettings {
-            let configuration = videoInput.source.videoFormat?.codecConfiguration ?? []
+            let configuration = videoInput.videoFormat?.codecConfiguration ?? []
             let stage = try videoInput.compression.join(made, settings: videoSettings, keyframeInterval: keyframeInterval,
                                                         decodingConfiguration: configuration, queueCapacity: queueCapacity)
             lock.withLock {

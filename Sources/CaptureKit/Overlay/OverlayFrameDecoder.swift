@@ -1,0 +1,78 @@
+import CFFmpeg
+
+/// Decodes a camera's compressed frames (MJPEG, H.264, HEVC) into raw
+/// 4:2:0 frames an overlay can draw into, in memory from a pool, so that
+/// steady capture allocates no frame memory. Each decoded frame keeps the
+/// capture time the decoder carried for it. Used on one capture thread.
+final class OverlayFrameDecoder {
+    /// What compressed frames become.
+    static let format = PixelFormat.yuv420p
+    /// The codecs it decodes.
+    static let codecs: Set<String> = ["mjpeg", "h264", "hevc"]
+
+    let width: Int
+    let height: Int
+    let planes: [ImagePlaneLayout]
+    let byteCount: Int
+    private let decoder: CompressedFrameDecoder
+    private let converter: PixelConverter
+    private let pool: RecyclingBufferPool
+
+    /// A decoder for frames of `format` (compressed), or nil when it cannot take them.
+    init?(format: CaptureVideoFormat, poolSize: Int) {
+        guard case .compressed(let codec) = format.layout, Self.codecs.contains(codec),
+              let planes = ImagePlaneLayout.planes(format: Self.format, width: format.width, height: format.height, bytesPerRow: nil),
+              let last = planes.last,
+              let decoder = try? CompressedFrameDecoder(codecName: codec, configuration: format.codecConfiguration),
+              let converter = try? PixelConverter(pixelFormat: Self.format, width: format.width, height: format.height) else { return nil }
+        width = format.width
+        height = format.height
+        self.planes = planes
+        byteCount = last.offset + last.bytesPerRow * last.height
+        self.decoder = decoder
+        self.converter = converter
+        pool = RecyclingBufferPool(bufferSize: byteCount, maximumCount: poolSize)
+    }
+
+    /// What decoding `frame` gave.
+    enum Outcome {
+        /// A picture (the last, if the decoder gave more than one) and its capture time.
+        case decoded(SampleStorage, MediaTime)
+        /// Nothing came out: a frame before the stream's first keyframe, or one the decoder holds back.
+        case nothing
+        /// The frame could not be decoded (damaged).
+        case damaged
+    }
+
+    /// Decodes `frame`, `draw` then changes the picture in place.
+    func decode(_ frame: VideoSampleBuffer, draw: (UnsafeMutableRawBufferPointer) -> Void) -> Outcome {
+        guard decoder.canStart(at: frame.isKeyframe) else { return .nothing }
+        var outcome = Outcome.nothing
+        do {
+            try decoder.decode(frame.bytes, time: frame.presentationTime) { picture, time throws(WriterError) in
+                let storage: SampleStorage
+                if let buffer = pool.take() {
+                    storage = pool.lend(buffer, count: byteCount)
+                    try converter.convert(frame: picture, into: buffer, planes: planes)
+                    draw(buffer)
+                } else {
+                    // Every pooled frame is held by an output: one of its own rather than waiting.
+                    var failure: WriterError?
+                    storage = SampleStorage(count: byteCount) { memory in
+                        do throws(WriterError) {
+                            try converter.convert(frame: picture, into: memory, planes: planes)
+                            draw(memory)
+                        } catch {
+                            failure = error
+                        }
+                    }
+                    if let failure { throw failure }
+                }
+                outcome = .decoded(storage, time)
+            }
+        } catch {
+            return .damaged
+        }
+        return outcome
+    }
+}
