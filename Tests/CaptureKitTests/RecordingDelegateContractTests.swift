@@ -379,4 +379,36 @@ import Testing
         #expect(failure.driver?.trace.contains { $0.hasPrefix("write(") } == true)
         #expect(!output.isRecording)
     }
+
+    /// A delegate as an AVFoundation program writes one: a plain class, not
+    /// Sendable, its state unguarded. The calls of one recording come one at
+    /// a time on its writing thread; the test reads what it heard after
+    /// `didEndRecordingWith` (the semaphore orders the two).
+    final class PlainDelegate: CaptureFileOutputRecordingDelegate {
+        var started: [String] = []
+        var finished: [RecordedFile] = []
+        var reason: RecordingStopReason?
+        let ended = DispatchSemaphore(value: 0)
+
+        func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo path: String) { started.append(path) }
+        func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) { finished.append(file) }
+        func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {
+            self.reason = reason
+            ended.signal()
+        }
+    }
+
+    @Test func aPlainNonSendableDelegateHearsTheRecording() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.runningSession()
+        defer { session.stopRunning() }
+        let delegate = PlainDelegate()
+        output.maxRecordedDuration = MediaTime(value: 1, timescale: 4)
+        output.startRecording(to: scratch.file("plain.mp4"), recordingDelegate: delegate)
+        #expect(delegate.ended.wait(timeout: .now() + 20) == .success)
+        #expect(delegate.started == [scratch.file("plain.mp4")])
+        #expect(delegate.finished.map(\.path) == [scratch.file("plain.mp4")])
+        #expect(delegate.finished.first?.isComplete == true && delegate.finished.first?.videoFrames ?? 0 > 0)
+        #expect(delegate.reason == .maxDuration)
+    }
 }
