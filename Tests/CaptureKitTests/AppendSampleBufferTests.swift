@@ -104,6 +104,108 @@ import Testing
         #expect(abs(frames - (total + 1023) / 1024) <= 1)
     }
 
+    /// A frame in a pixel format no converter reads (NV16, a camera's 4:2:2
+    /// semi-planar format) is refused with an error that names the format:
+    /// nothing of it reaches the file, the writer goes on, and every picture
+    /// the file holds is one that was given (its counter reads back).
+    @Test func aFrameInAFormatTheInputCannotConvertIsRefusedAndLeavesNoPicture() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("refused.mp4")
+        let samples = try ImageBufferTests.samples("YUYV", count: 10)
+        let start = samples[0].presentationTime
+        let writer = try AssetWriter(outputPath: path)
+        let input = AssetWriterInput(outputSettings: Self.h264)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: start)
+        for sample in samples.prefix(5) { try input.append(.video(sample)) }
+
+        let nv16 = try #require(PixelFormat(name: "nv16"))
+        #expect(!nv16.isConvertible(asInput: true))
+        let size = try #require(nv16.imageSize(width: 320, height: 240))
+        let unreadable = VideoSampleBuffer(storage: SampleStorage(count: size) { $0.initializeMemory(as: UInt8.self, repeating: 128) },
+                                           layout: .raw(nv16, bytesPerRow: nil), width: 320, height: 240,
+                                           presentationTime: samples[4].presentationTime + MediaTime(value: 1, timescale: 100),
+                                           duration: nil, sequence: 99)
+        do {
+            try input.append(.video(unreadable))
+            Issue.record("an NV16 frame was taken")
+        } catch {
+            guard case .invalidSettings(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("nv16"), "\(reason)")
+        }
+        #expect(writer.status == .writing)
+        #expect(input.writtenFrameCount == 5)
+
+        for sample in samples.dropFirst(5) { try input.append(.video(sample)) }
+        try writer.finishWriting()
+        #expect(writer.status == .completed)
+        #expect(input.writtenFrameCount == 10)
+        #expect(try FFprobe.frames(path).count == 10)
+        // Each picture in the file is the frame given for its time.
+        let output = try PlayerItemVideoOutput(item: PlayerItem(path: path), pixelFormat: .gray8)
+        for sample in samples {
+            let time = sample.presentationTime - start + MediaTime(value: 1, timescale: 1000)
+            let picture = try #require(try output.copyPixelBuffer(forItemTime: time))
+            #expect(ImageBufferTests.counter(in: picture, bytesPerPixel: 1) == Int(sample.sequence), "at \(time.seconds) s")
+        }
+    }
+
+    /// MJPEG frames numbered 0 to 7, 320x240, 1/30 s apart.
+    static func numberedJPEGs() throws -> [VideoSampleBuffer] {
+        let encoder = try JPEGEncoder(width: 320, height: 240, quality: 80)
+        return try (0..<8).map { number in
+            let jpeg = try encoder.encode(try NumberedFrames.make(number, format: ImageFormat.jpeg.pixelFormat))
+            return VideoSampleBuffer(storage: jpeg.withUnsafeBytes { SampleStorage(copying: $0) }, layout: .compressed(codecName: "mjpeg"),
+                                     width: 320, height: 240, presentationTime: MediaTime(value: Int64(number), timescale: 30),
+                                     duration: MediaTime(value: 1, timescale: 30), sequence: UInt64(number))
+        }
+    }
+
+    /// A camera's JPEG cut short (a USB transfer that ended early) is refused
+    /// as damaged: libavcodec would decode it without a word into a picture
+    /// whose missing part is grey. The input goes on with the next frame,
+    /// and the file holds exactly the whole frames.
+    @Test func aJPEGCutShortIsRefusedAsDamagedAndNotWrittenGrey() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("cut.mp4")
+        var samples = try Self.numberedJPEGs()
+        let whole = samples[3]
+        samples[3] = VideoSampleBuffer(storage: SampleStorage(copying: UnsafeRawBufferPointer(rebasing: whole.bytes.prefix(whole.bytes.count / 2))),
+                                       layout: whole.layout, width: 320, height: 240, presentationTime: whole.presentationTime,
+                                       duration: whole.duration, sequence: whole.sequence)
+        let writer = try AssetWriter(outputPath: path)
+        let input = AssetWriterInput(outputSettings: Self.h264)
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        for sample in samples {
+            do {
+                try input.append(.video(sample))
+                #expect(sample.sequence != 3, "the cut frame was taken")
+            } catch {
+                #expect(sample.sequence == 3, "\(error)")
+                guard case .damagedSample(let reason) = error else { Issue.record("\(error)"); continue }
+                #expect(reason.contains("cannot read"), "\(reason)")
+            }
+        }
+        #expect(writer.status == .writing)
+        try writer.finishWriting()
+        #expect(writer.status == .completed)
+        #expect(input.writtenFrameCount == 7)
+        let frames = try FFprobe.frames(path)
+        #expect(frames.count == 7)
+        // The pictures are the whole frames, each at its own time.
+        let output = try PlayerItemVideoOutput(item: PlayerItem(path: path), pixelFormat: .gray8)
+        var numbers: [Int] = []
+        for frame in frames {
+            let picture = try #require(try output.copyPixelBuffer(forItemTime: MediaTime(seconds: frame.time + 0.001, preferredTimescale: 90000)))
+            numbers.append(NumberedFrames.read(picture))
+            #expect(abs(frame.time - Double(numbers.last ?? 0) / 30) < 0.001, "frame \(numbers.last ?? 0) at \(frame.time) s")
+        }
+        #expect(numbers == [0, 1, 2, 4, 5, 6, 7])
+    }
+
     @Test func aVideoSampleOnAnAudioInputThrows() throws {
         let scratch = try WriterScratchDirectory()
         let writer = try AssetWriter(outputPath: scratch.file("wrong.m4a"))

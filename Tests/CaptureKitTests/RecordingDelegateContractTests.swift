@@ -200,4 +200,215 @@ import Testing
         #expect(try FFprobe.frames(file.path).count == file.videoFrames)
         #expect(heard.endings.first?.0 == .deviceDisconnected)
     }
+
+    // MARK: Size, free space and write errors
+
+    /// The test pattern at 160x120, played as fast as the files are written:
+    /// files grow by kilobytes a frame.
+    static func patternSession() throws -> (CaptureSession, MovieFileOutput) {
+        let session = CaptureSession()
+        session.addInput(try CaptureInput(camera: "test-pattern", request: CaptureVideoRequest(width: 160, height: 120), realtime: false))
+        let output = MovieFileOutput()
+        output.settings.realTime = false
+        session.addOutput(output)
+        try session.startRunning()
+        return (session, output)
+    }
+
+    static func sizeOnDisk(_ path: String) -> Int64 {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? -1
+    }
+
+    /// `maxRecordedFileSize` ends the file before it passes the limit, and
+    /// its didFinishRecordingTo (once) says so, "successfully finished".
+    @Test func aSizeLimitReachesDidFinishWithASuccessfullyFinishedError() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.patternSession()
+        defer { session.stopRunning() }
+        let limit: Int64 = 150_000
+        output.maxRecordedFileSize = limit
+        let heard = Heard()
+        output.startRecording(to: scratch.file("size.mp4"), recordingDelegate: heard)
+        #expect(heard.wait(files: 1, endings: 1, seconds: 60))
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(heard.files.count == 1)
+        let (file, error) = try #require(heard.files.first)
+        #expect(error == .limitReached(.maxSize))
+        #expect(error?.recordingSuccessfullyFinished == true)
+        #expect(file.isComplete)
+        #expect(file.bytes == Self.sizeOnDisk(file.path))
+        #expect(file.bytes <= limit && file.bytes >= limit / 2, "\(file.bytes) bytes")
+        #expect(try FFprobe.frames(file.path).count == file.videoFrames)
+        #expect(heard.endings.count == 1 && heard.endings.first?.0 == .maxSize)
+    }
+
+    /// Restarting from each size limit's didFinishRecordingTo gives files
+    /// that each fill up to the limit: it is each file's.
+    @Test func aDelegateRestartsFromDidFinishAtEachSizeLimit() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.patternSession()
+        defer { session.stopRunning() }
+        let limit: Int64 = 120_000
+        output.maxRecordedFileSize = limit
+        let heard = Heard()
+        heard.restart = { output, heard in
+            let made = heard.files.count
+            guard made < 3, heard.files.last?.error?.recordingSuccessfullyFinished == true else { return }
+            output.startRecording(to: scratch.file("part-\(made + 1).mp4"), recordingDelegate: heard)
+        }
+        output.startRecording(to: scratch.file("part-1.mp4"), recordingDelegate: heard)
+        #expect(heard.wait(files: 3, endings: 3, seconds: 60))
+        let files = heard.files
+        #expect(files.map(\.file.path) == (1...3).map { scratch.file("part-\($0).mp4") })
+        for (file, error) in files {
+            #expect(error == .limitReached(.maxSize), "\(file.path)")
+            #expect(file.isComplete && file.bytes == Self.sizeOnDisk(file.path))
+            #expect(file.bytes <= limit && file.bytes >= limit / 2, "\(file.path): \(file.bytes) bytes")
+            #expect(try FFprobe.frames(file.path).count == file.videoFrames, "\(file.path)")
+        }
+        #expect(heard.endings.map(\.0) == [.maxSize, .maxSize, .maxSize])
+        #expect(!output.isRecording)
+    }
+
+    /// Within one recording too, `maxRecordedFileSize` counts each file
+    /// (segments never reach it, though together they pass it), while
+    /// `maxRecordingSize`, the whole recording's, still ends it.
+    @Test func theFileSizeLimitCountsEachFileAndTheRecordingLimitEndsAll() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.patternSession()
+        defer { session.stopRunning() }
+        output.segmentFileSize = 60_000
+        output.maxRecordedFileSize = 100_000
+        output.maxRecordingSize = 300_000
+        let heard = Heard()
+        output.startRecording(toTemplate: try FileNameTemplate(scratch.file("seg-%n.mp4")), recordingDelegate: heard)
+        #expect(heard.wait(files: 1, endings: 1, seconds: 60))
+        let files = heard.files
+        let total = files.map(\.file.bytes).reduce(0, +)
+        #expect(files.count >= 3, "\(files.map(\.file.bytes))")
+        #expect(files.dropLast().allSatisfy { $0.error == nil })
+        #expect(files.last?.error == .limitReached(.maxSize))
+        #expect(files.allSatisfy { $0.file.bytes <= 60_000 && $0.file.bytes == Self.sizeOnDisk($0.file.path) }, "\(files.map(\.file.bytes))")
+        // Past the file limit together, below the recording's.
+        #expect(total > 100_000 && total <= 300_000 && total >= 150_000, "\(total) bytes")
+        #expect(heard.endings.count == 1 && heard.endings.first?.0 == .maxSize)
+    }
+
+    /// `minFreeDiskSpaceLimit` on a plain output: on a volume that fills as
+    /// the file grows, the file ends before the free space falls below the
+    /// floor; its didFinishRecordingTo (once) says so, "successfully finished".
+    @Test func theFreeSpaceFloorReachesDidFinishWithASuccessfullyFinishedError() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.patternSession()
+        defer { session.stopRunning() }
+        let capacity: Int64 = 400_000, floor: Int64 = 250_000
+        let folder = scratch.path
+        output.freeSpaceQuery = { _ in capacity - LoopRecordingTests.bytes(in: folder) }
+        output.minFreeDiskSpaceLimit = floor
+        let heard = Heard()
+        output.startRecording(to: scratch.file("floor.mp4"), recordingDelegate: heard)
+        #expect(heard.wait(files: 1, endings: 1, seconds: 60))
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(heard.files.count == 1)
+        let (file, error) = try #require(heard.files.first)
+        #expect(error == .limitReached(.minFreeSpace))
+        #expect(error?.recordingSuccessfullyFinished == true)
+        #expect(file.isComplete && file.bytes == Self.sizeOnDisk(file.path))
+        // The floor was kept, and the file was not stopped at once.
+        #expect(capacity - file.bytes >= floor, "\(file.bytes) bytes")
+        #expect(file.bytes >= (capacity - floor) / 2, "\(file.bytes) bytes")
+        #expect(try FFprobe.frames(file.path).count == file.videoFrames)
+        #expect(heard.endings.count == 1 && heard.endings.first?.0 == .minFreeSpace)
+    }
+
+    /// Makes every write(2) of the thread that calls `sampleArrived` fail
+    /// with `errno`, from its `after`-th call on: a sample handler's, so the
+    /// recording's writing thread, which writes the file.
+    final class WriteFailure {
+        let errno: Int32
+        let after: Int
+        private var count = 0
+        /// Kept for as long as the writing thread may make a call (the output holds the handler).
+        private(set) var driver: SystemCallMocking?
+
+        init(errno: Int32, after: Int) {
+            self.errno = errno
+            self.after = after
+        }
+
+        func sampleArrived() {
+            count += 1
+            guard count == after else { return }
+            let driver = SystemCallMocking.beginOnThisThread()
+            driver.forcedCallPrefix = "write("
+            driver.forcedErrno = .always(errno: errno)
+            self.driver = driver
+        }
+    }
+
+    /// A write that fails while recording (a full disk, an I/O error) ends
+    /// the file: its didFinishRecordingTo comes once, with the error (not
+    /// "successfully finished"), and so does didEndRecordingWith.
+    @Test(arguments: [ENOSPC, EIO])
+    func aWriteErrorReachesDidFinishOnceWithTheError(_ code: Int32) throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.runningSession()
+        defer { session.stopRunning() }
+        let failure = WriteFailure(errno: code, after: 10)
+        output.sampleHandler = { _, _ in failure.sampleArrived() }
+        let heard = Heard()
+        let path = scratch.file("failing.mp4")
+        output.startRecording(to: path, recordingDelegate: heard)
+        #expect(heard.wait(files: 1, endings: 1, seconds: 20))
+        output.waitUntilFinished()
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(heard.files.count == 1 && heard.endings.count == 1)
+        let (file, error) = try #require(heard.files.first)
+        #expect(file.path == path && file.wasCreated && !file.isComplete)
+        #expect(error?.recordingSuccessfullyFinished == false)
+        if code == ENOSPC {
+            #expect(error == .diskFull(path: path))
+        } else if case .writeFailed(let failed, let reason)? = error {
+            #expect(failed == path)
+            #expect(reason.contains("write(") && reason.contains(String(cString: strerror(EIO))), "\(reason)")
+        } else {
+            Issue.record("error: \(String(describing: error))")
+        }
+        #expect(heard.endings.first?.0 == .error && heard.endings.first?.1 == error)
+        // The failure was the injected write's.
+        #expect(failure.driver?.trace.contains { $0.hasPrefix("write(") } == true)
+        #expect(!output.isRecording)
+    }
+
+    /// A delegate as an AVFoundation program writes one: a plain class, not
+    /// Sendable, its state unguarded. The calls of one recording come one at
+    /// a time on its writing thread; the test reads what it heard after
+    /// `didEndRecordingWith` (the semaphore orders the two).
+    final class PlainDelegate: CaptureFileOutputRecordingDelegate {
+        var started: [String] = []
+        var finished: [RecordedFile] = []
+        var reason: RecordingStopReason?
+        let ended = DispatchSemaphore(value: 0)
+
+        func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo path: String) { started.append(path) }
+        func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo file: RecordedFile, error: RecordingError?) { finished.append(file) }
+        func fileOutput(_ output: CaptureFileOutput, didEndRecordingWith reason: RecordingStopReason, error: RecordingError?) {
+            self.reason = reason
+            ended.signal()
+        }
+    }
+
+    @Test func aPlainNonSendableDelegateHearsTheRecording() throws {
+        let scratch = try WriterScratchDirectory()
+        let (session, output) = try Self.runningSession()
+        defer { session.stopRunning() }
+        let delegate = PlainDelegate()
+        output.maxRecordedDuration = MediaTime(value: 1, timescale: 4)
+        output.startRecording(to: scratch.file("plain.mp4"), recordingDelegate: delegate)
+        #expect(delegate.ended.wait(timeout: .now() + 20) == .success)
+        #expect(delegate.started == [scratch.file("plain.mp4")])
+        #expect(delegate.finished.map(\.path) == [scratch.file("plain.mp4")])
+        #expect(delegate.finished.first?.isComplete == true && delegate.finished.first?.videoFrames ?? 0 > 0)
+        #expect(delegate.reason == .maxDuration)
+    }
 }

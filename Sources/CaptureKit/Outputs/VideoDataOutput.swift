@@ -8,7 +8,8 @@ import Glibc
 /// AVCaptureVideoDataOutputSampleBufferDelegate. Calls come on the queue
 /// given to `setSampleBufferDelegate(_:queue:)` (or the output's own thread
 /// when none is), one at a time, in capture order, and never after
-/// `CaptureSession.stopRunning()` has returned.
+/// `CaptureSession.stopRunning()` has returned. As in AVFoundation, the
+/// protocol does not require `Sendable`.
 public protocol VideoDataOutputSampleBufferDelegate: AnyObject {
     /// One frame: in the output's `videoSettings` format and size when it
     /// has them (see `sample.imageBuffer`), else as the camera delivered it
@@ -30,6 +31,8 @@ extension VideoDataOutputSampleBufferDelegate {
 /// short queue (one frame when `alwaysDiscardsLateVideoFrames`), and those
 /// that find it full are dropped and counted. Frames are converted to
 /// `videoSettings` on the output's own thread, never on the capture thread.
+/// Where AVFoundation needs a callback queue, this output also calls its
+/// delegate on that thread of its own when it is given none.
 public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: the delegate, its queue, the settings, the delivery and the thread are guarded by `state`;
     // the delivery guards its own state.
@@ -75,7 +78,9 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// Sets the delegate (held weakly) that hears the frames, and the queue
     /// its calls are made on, as AVCaptureVideoDataOutput's method: calls
     /// come one at a time, in capture order, on `queue` (a serial queue, as
-    /// AVFoundation asks), or on the output's own thread when it is nil.
+    /// AVFoundation asks), or on the output's own thread when it is nil:
+    /// unlike AVFoundation, which refuses a delegate without a queue, a
+    /// nil queue is allowed and costs no dispatch per frame.
     /// While a call runs, newer frames are dropped (see `alwaysDiscardsLateVideoFrames`).
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
         state.withLock {

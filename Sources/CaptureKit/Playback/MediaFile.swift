@@ -156,6 +156,11 @@ final class Decoder {
         }
         context = try Self.open(codec, name: codecName) { context in
             context.pointee.thread_count = 1
+            // A JPEG cut short (a USB transfer that ended early, often a
+            // camera's first frame) decodes without an error into a picture
+            // whose missing part is grey; told to, the decoder refuses it
+            // (AVERROR_INVALIDDATA), and the frame is lost instead.
+            if codecName == "mjpeg" { context.pointee.err_recognition |= AV_EF_EXPLODE }
             guard !configuration.isEmpty else { return 0 }
             guard let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return cffmpeg_averror(ENOMEM) }
             configuration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: configuration.count) }

@@ -40,6 +40,18 @@ final class SystemCallMocking {
         return try body(driver)
     }
 
+    /// Turns mocking on for the rest of this thread's life, with a fresh
+    /// driver: for a thread the test does not run itself, reached through a
+    /// callback on it (a recording's writing thread, through its sample
+    /// handler), where the calls to fail come after the callback returns.
+    /// The thread holds the driver unretained: the caller keeps it until the
+    /// thread has ended (joined).
+    static func beginOnThisThread() -> SystemCallMocking {
+        let driver = SystemCallMocking()
+        pthread_setspecific(key, Unmanaged.passUnretained(driver).toOpaque())
+        return driver
+    }
+
     /// The driver of this thread, if mocking is on.
     static var current: SystemCallMocking? {
         guard let raw = pthread_getspecific(key) else { return nil }

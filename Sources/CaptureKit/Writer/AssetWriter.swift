@@ -12,6 +12,19 @@ import Glibc
 /// at the path, and a symbolic link there is never followed. A writer writes
 /// one file once.
 ///
+/// Where it differs from AVAssetWriter on purpose:
+/// - The file is made by `init`, which throws `outputExists` when anything
+///   is at the path; AVAssetWriter's init succeeds there and its writing
+///   fails later. A writer that never starts removes its file again, as
+///   does a `startWriting()` that fails.
+/// - Calls that AVAssetWriter answers with false or nil and an `NSError`,
+///   or refuses with an exception (`init`, `add`, `startWriting()`,
+///   `finishWriting()`, an input's appends), throw a `WriterError`
+///   instead, which says why. A failure of the file also sets `status` to
+///   `.failed` and `error`, as there; a sample or setting refused on its
+///   own (an input given what it cannot encode, times that do not
+///   increase) throws and leaves the writer writing.
+///
 /// Sessions lay samples onto the file's timeline end to end: a session from
 /// source time S to E fills file time M … M + (E − S), where M is the total
 /// length of the sessions before it. Samples are stamped with that file

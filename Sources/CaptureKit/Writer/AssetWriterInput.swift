@@ -10,6 +10,13 @@ import Glibc
 ///
 /// Appends are synchronous: when one returns, the sample has been encoded
 /// and handed to the muxer. An input may be fed from its own thread.
+///
+/// Unlike AVAssetWriterInput, whose appends answer false, an append that
+/// cannot be done throws, and says why: a frame the input cannot encode
+/// (a pixel format no converter reads, a size it cannot lay out, a
+/// compressed frame its decoder cannot read, a JPEG cut short) is refused
+/// with an error and leaves nothing in the file, never a grey or empty
+/// picture; the next sample may follow.
 public final class AssetWriterInput: @unchecked Sendable {
     // @unchecked: the encoder (an FFmpeg context) and bookkeeping state are guarded by `lock`, the decoder by
     // `decodeLock` (taken first), here and in the AssetWriterInput+*.swift extensions; the configuration

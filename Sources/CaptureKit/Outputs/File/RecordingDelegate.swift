@@ -1,6 +1,22 @@
 /// What a file output tells about a recording, like
-/// AVCaptureFileOutputRecordingDelegate. Calls come on the output's writing
-/// thread; each has an empty default.
+/// AVCaptureFileOutputRecordingDelegate; each call has an empty default.
+///
+/// Threads: a recording's calls come one at a time on its writing thread
+/// (AVFoundation calls on a queue of its own), with these exceptions: a
+/// recording that ends before its writing thread runs (a first file that
+/// cannot be made, a stop before the session runs) is reported on the
+/// thread that began it (`startRecording`, or the session's
+/// `startRunning()`) or stopped it, before that call returns; the motion
+/// calls come on the motion detector's thread, beside the writing
+/// thread's; and a recording started from the delegate of the one before
+/// (the usual restart from `didFinishRecordingTo`) has a writing thread of
+/// its own, whose first calls may come while the earlier one's
+/// `didEndRecordingWith` runs.
+///
+/// Like every delegate of CaptureKit except `CaptureRecorderDelegate`, the
+/// protocol does not require `Sendable`, as AVFoundation's do not: a plain
+/// class works. One that uses motion or restarts from its calls keeps the
+/// state those calls share behind a lock (a `Mutex`).
 public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     /// The first sample of a file was written.
     func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo path: String)

@@ -1,8 +1,10 @@
 import Synchronization
 
-/// Hears when a `MotionDetector` sees motion begin and end. Calls come on
-/// the detector's thread (its video data output's).
-public protocol MotionDetectorDelegate: AnyObject, Sendable {
+/// Hears when a `MotionDetector` sees motion begin and end. Calls come one
+/// at a time on the detector's thread (its video data output's), so the
+/// protocol does not require `Sendable`, like every delegate of CaptureKit
+/// except `CaptureRecorderDelegate`.
+public protocol MotionDetectorDelegate: AnyObject {
     /// Motion began: it has lasted `minimumDuration` since `time` (the
     /// first frame that moved), and `score` is the share of the picture
     /// (percent) that changed in the frame that decided it.

@@ -2,7 +2,7 @@
 /// motion into resumes and stillness into pauses of the output's
 /// recording, telling the recording's delegate what it saw. Holds the
 /// output weakly (the output holds it).
-final class MotionTriggerLink: MotionDetectorDelegate {
+final class MotionTriggerLink: MotionDetectorDelegate, Sendable {
     let detector: MotionDetector
     private weak let output: CaptureFileOutput?
 

@@ -7,7 +7,11 @@
 /// a live photo `didFinishProcessingLivePhotoMovie`. Every call carries the
 /// request's resolved settings, whose `uniqueID` is that of the
 /// `PhotoSettings` it was made with. Calls come on the output's processing
-/// thread, one at a time; each has an empty default.
+/// thread, one at a time (AVFoundation calls on its own queue); a request
+/// the output cannot take (the session stopped, too many waiting) is
+/// answered on the thread that called `capturePhoto`, before it returns.
+/// Each call has an empty default. As in AVFoundation, the protocol does not
+/// require `Sendable`.
 public protocol PhotoCaptureDelegate: AnyObject {
     /// The request was accepted and its settings resolved (size, format, whether the flash fires).
     func photoOutput(_ output: PhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings)

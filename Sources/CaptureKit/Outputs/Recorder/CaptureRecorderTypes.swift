@@ -131,8 +131,19 @@ public struct CaptureRecorderEnd: Sendable {
     public var statistics: RecordingStatistics
 }
 
-/// Hears what a `CaptureRecorder` does. Calls come on the recording's
-/// threads (writing, motion, streams); each has an empty default.
+/// Hears what a `CaptureRecorder` does; each call has an empty default.
+///
+/// The one delegate of CaptureKit that must be `Sendable` (AVFoundation has
+/// no such type): a recorder gathers a file output, streams, a motion
+/// trigger and microphones, and its calls come from all their threads at
+/// once, unordered between them: the file's writing thread (files, pauses,
+/// lost cameras, deletions), each stream's thread (connections), the motion
+/// detector's thread (motion), a queue of the recorder's (silence), and the
+/// thread that ends the recording (`didEndWith`). Only a delegate safe to
+/// call from several threads at a time can hear them, which is what
+/// `Sendable` states. The other delegates are called one at a time on the
+/// thread or queue each names (their comments say when calls may overlap),
+/// and do not require it.
 public protocol CaptureRecorderDelegate: AnyObject, Sendable {
     func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause)
     func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause)

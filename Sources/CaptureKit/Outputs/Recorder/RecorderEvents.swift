@@ -4,7 +4,7 @@ import Synchronization
 /// recorder's rules and its delegate's calls. A type of its own so that
 /// the recorder's public face carries no output delegate methods; it holds
 /// the recorder weakly (the recorder holds it).
-final class RecorderEvents: CaptureFileOutputRecordingDelegate, LiveStreamOutputDelegate {
+final class RecorderEvents: CaptureFileOutputRecordingDelegate, LiveStreamOutputDelegate, Sendable {
     private struct Link { weak var recorder: CaptureRecorder? }
     private let link = Mutex(Link())
 

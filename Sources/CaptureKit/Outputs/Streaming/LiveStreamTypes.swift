@@ -77,9 +77,15 @@ public struct LiveStreamConnectionPolicy: Sendable, Hashable {
     }
 }
 
-/// Hears what a live stream's connection does. Called on the stream's own
-/// thread; return quickly.
-public protocol LiveStreamOutputDelegate: AnyObject, Sendable {
+/// Hears what a live stream's connection does. Calls come one at a time on
+/// the stream's own thread; return quickly. A stream whose settings are
+/// refused as it starts hears `didFinishWith` on the thread that started
+/// it (`startStreaming`, or the session's `startRunning()`), and a stream
+/// started again from `didFinishWith`
+/// has a thread of its own, whose first calls may come while that call
+/// runs. The protocol does not require `Sendable`, like every delegate of
+/// CaptureKit except `CaptureRecorderDelegate`.
+public protocol LiveStreamOutputDelegate: AnyObject {
     /// The server accepted the stream (the first time, or again after a loss).
     func liveStreamOutputDidConnect(_ output: LiveStreamOutput)
     /// A connection attempt failed, or a connection was lost (`error` says how).
