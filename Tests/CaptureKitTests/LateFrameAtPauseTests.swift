@@ -99,3 +99,73 @@ import Testing
         #expect(pause - last <= 0.040 + 1e-3, "the late camera's last frame before the pause at \(pause) s is at \(last) s")
     }
 }
+
+/// A microphone that hands its audio over later than a pause lasts: audio
+/// captured before the pause reaches the writer after the resume. The
+/// writer puts it in the stretch it was captured in, and the recording
+/// counts it there: the file holds the audio samples reported.
+@Suite struct LateAudioAtPauseTests {
+    /// 48 kHz stereo in 20 ms buffers stamped on the clock, each handed over `delay` after its stamp.
+    final class LateMicrophone: CaptureSource, @unchecked Sendable {
+        // @unchecked: every stored property is a constant.
+        let mediaType = MediaType.audio
+        let path = "late-microphone"
+        let localizedName = "Late microphone"
+        let modelID: String? = nil
+        let videoFormat: CaptureVideoFormat? = nil
+        let droppedByDevice = 0
+        let audioFormat: CaptureAudioFormat? = CaptureAudioFormat(sampleFormat: .s16, sampleRate: 48000, channels: 2)
+        let delay: Int64 = 700_000_000
+
+        func open() throws(CaptureError) {}
+        func close() {}
+
+        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+            let start = MonotonicClock.nowNanoseconds()
+            var index = 0
+            while true {
+                let stamp = start + Int64(index) * 20_000_000
+                if stop.wait(untilNanoseconds: stamp + delay) { return .stopped }
+                let samples = Tone.samples(count: 960, channels: 2, rate: 48000, start: index * 960)
+                let storage = samples.withUnsafeBytes { SampleStorage(copying: $0) }
+                deliver(.audio(AudioSampleBuffer(storage: storage, format: .s16, channels: 2, sampleRate: 48000, frameCount: 960,
+                                                 presentationTime: MediaTime(value: stamp, timescale: MonotonicClock.timescale))))
+                index += 1
+            }
+        }
+    }
+
+    @Test(arguments: ["late.mkv", "late.mp4"])
+    func audioBeforeThePauseThatComesAfterTheResumeIsCounted(name: String) throws {
+        let scratch = try WriterScratchDirectory()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: SessionLifecycleTests.TickingCamera()))
+        session.addInput(CaptureInput(source: LateMicrophone()))
+        let output = MovieFileOutput()
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+
+        let recorder = SessionLifecycleTests.Recorder()
+        let path = scratch.file(name)
+        output.startRecording(to: path, recordingDelegate: recorder)
+        #expect(eventually { output.statistics.audioSamples >= 24000 })
+        output.pauseRecording()
+        #expect(eventually { output.statistics.isPaused })
+        // Shorter than the microphone's delay: its audio from before the pause is still to come.
+        usleep(300_000)
+        output.resumeRecording()
+        #expect(eventually { !output.statistics.isPaused })
+        let frames = output.statistics.videoFrames
+        #expect(eventually { output.statistics.videoFrames >= frames + 50 })
+        output.stopRecording()
+        #expect(recorder.waitForEnd())
+        #expect(recorder.error == nil)
+
+        let file = try #require(recorder.files.first)
+        let object = try FFprobe.json(["-select_streams", "a:0", "-show_entries", "frame=nb_samples", path])
+        let decoded = (object["frames"] as? [[String: Any]] ?? []).reduce(0) { $0 + (Int($1["nb_samples"] as? String ?? "") ?? ($1["nb_samples"] as? Int ?? 0)) }
+        // Within one codec frame (what a container without a way to trim the last one leaves).
+        #expect(abs(decoded - file.audioSamples) < 1024, "\(decoded) audio samples in the file, \(file.audioSamples) reported")
+    }
+}

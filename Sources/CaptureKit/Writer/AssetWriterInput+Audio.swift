@@ -57,6 +57,7 @@ extension AssetWriterInput {
             } catch {
                 throw failIfWriterError(error)
             }
+            audioSamplesWritten += keepSamples
         }
     }
 }

@@ -123,6 +123,12 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var writtenFrameCount: Int { lock.withLock { framesWritten } }
     var framesWritten = 0
 
+    /// Audio sample frames (one per channel set, at the rate they were
+    /// given in) put into the file so far: the part of each buffer that fell
+    /// in a session, whichever session that was, handed to the encoder.
+    public var writtenAudioSampleCount: Int { lock.withLock { audioSamplesWritten } }
+    var audioSamplesWritten = 0
+
     /// Compressed frames left out because decoding cannot start at them:
     /// those before a stream's first keyframe (a camera joined mid-GOP), or
     /// before the next one after frames were left out.

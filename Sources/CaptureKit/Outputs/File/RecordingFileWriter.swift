@@ -190,19 +190,19 @@ final class RecordingFileWriter {
                 if latestEnd.map({ end > $0 }) ?? true { latestEnd = end }
                 if cameraEnds[index].map({ end > $0 }) ?? true { cameraEnds[index] = end }
             case .audio(let audio):
+                let before = writerInput.writtenAudioSampleCount
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
-                // The part of the buffer in the session it counts in.
+                // What the writer put in, counted in every file that holds it:
+                // the part of the buffer in any of the file's sessions (a
+                // buffer still on its way when the next stretch began goes into
+                // the stretch it was captured in).
+                let count = writerInput.writtenAudioSampleCount - before
+                part.audioSamples += count
+                audioSamples += count
                 if let session = countingSession {
-                    let from = max(audio.presentationTime, session.start)
                     let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
-                    if to > from {
-                        let count = Int((to - from).converted(toTimescale: Int32(audio.sampleRate)).value)
-                        // Counted in every file that holds it.
-                        part.audioSamples += count
-                        audioSamples += count
-                    }
-                    if latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
+                    if to > max(audio.presentationTime, session.start), latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
                 }
             }
         } catch {
