@@ -139,4 +139,16 @@ import Testing
         try writer.startWriting()
         writer.cancelWriting()
     }
+
+    /// A video data output's recommendation is for the frames it hands over: its videoSettings size.
+    @Test func aVideoDataOutputsFollowItsVideoSettings() throws {
+        let output = VideoDataOutput()
+        let (session, _, _) = CaptureConnectionTests.session(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(output.recommendedVideoSettingsForAssetWriter(writingTo: .mp4).map { [$0.width, $0.height] } == [320, 240])
+        output.videoSettings = VideoDataOutput.Settings(pixelFormat: .bgra, width: 160, height: 120)
+        let settings = try #require(output.recommendedVideoSettingsForAssetWriter(writingTo: .mp4))
+        #expect(settings.width == 160 && settings.height == 120 && settings.expectedFrameDuration == MediaTime(value: 1, timescale: 30))
+    }
 }

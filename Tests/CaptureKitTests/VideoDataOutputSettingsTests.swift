@@ -103,6 +103,23 @@ import Testing
         }
     }
 
+    /// Settings it cannot produce are ignored, and the ones before stay.
+    @Test func settingsItCannotProduceAreIgnored() throws {
+        let output = VideoDataOutput()
+        let bgra = VideoDataOutput.Settings(pixelFormat: .bgra, width: 320, height: 240)
+        output.videoSettings = bgra
+        let bayer = try #require(PixelFormat(name: "bayer_rggb8"))
+        for wrong in [VideoDataOutput.Settings(pixelFormat: bayer), VideoDataOutput.Settings(pixelFormat: .nv12, width: 0, height: 240),
+                      VideoDataOutput.Settings(pixelFormat: .nv12, width: 320, height: 20000)] {
+            #expect(!output.canUseVideoSettings(wrong))
+            output.videoSettings = wrong
+            #expect(output.videoSettings == bgra)
+        }
+        #expect(output.canUseVideoSettings(VideoDataOutput.Settings(pixelFormat: .nv12)))
+        output.videoSettings = nil
+        #expect(output.videoSettings == nil)
+    }
+
     @Test func withoutSettingsFramesComeAsTheCameraGivesThem() throws {
         let source = TestPatternSource(request: CaptureVideoRequest(width: 320, height: 240, pixelFormat: "YUYV"), realtime: false)
         let frames = try Self.run(source, settings: nil)

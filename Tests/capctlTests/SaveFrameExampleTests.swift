@@ -18,5 +18,12 @@ import Testing
         #expect(probed.status == 0)
         let size = words.count == 3 ? words[2].split(separator: "x").joined(separator: ",") : "?"
         #expect(probed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,\(size)", "\(probed.stdout)")
+        // The picture is the camera's (the test pattern's bars and ramps), not a flat or grey one.
+        let stats = try runTool("ffmpeg", ["-v", "error", "-i", path, "-vf", "signalstats,metadata=print:file=-", "-f", "null", "-"])
+        func value(_ key: String) -> Int? {
+            stats.stdout.split(separator: "\n").first { $0.hasPrefix("lavfi.signalstats.\(key)=") }.flatMap { Int($0.split(separator: "=")[1]) }
+        }
+        let low = try #require(value("YMIN"), "\(stats.stdout)"), high = try #require(value("YMAX"), "\(stats.stdout)")
+        #expect(high - low > 100, "luma from \(low) to \(high)")
     }
 }

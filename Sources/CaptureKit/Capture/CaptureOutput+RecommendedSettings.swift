@@ -5,12 +5,18 @@
 extension CaptureOutput {
     /// Encoder settings for the video of this output's video connection in
     /// a file of `fileType` (the codec capctl records there by default, the
-    /// camera's size and frame rate), or nil without a video connection (or
-    /// before the session runs: the camera's format is known once it is open),
-    /// or when the container holds no video.
+    /// camera's frame rate, and the size of the frames this output hands
+    /// over: a video data output's `videoSettings` size, else the
+    /// camera's), or nil without a video connection (or before the session
+    /// runs: the camera's format is known once it is open), or when the
+    /// container holds no video.
     public func recommendedVideoSettingsForAssetWriter(writingTo fileType: FileType) -> VideoOutputSettings? {
-        guard let format = connection(with: .video)?.input.videoFormat,
-              case .video(let settings)? = try? RecordingSettings().outputSettings(forVideo: format, fileType: fileType) else { return nil }
+        guard var format = connection(with: .video)?.input.videoFormat else { return nil }
+        if let wanted = (self as? VideoDataOutput)?.videoSettings {
+            format.width = wanted.width ?? format.width
+            format.height = wanted.height ?? format.height
+        }
+        guard case .video(let settings)? = try? RecordingSettings().outputSettings(forVideo: format, fileType: fileType) else { return nil }
         return settings
     }
 

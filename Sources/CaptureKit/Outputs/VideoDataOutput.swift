@@ -32,7 +32,10 @@ extension VideoDataOutputSampleBufferDelegate {
 /// that find it full are dropped and counted. Frames are converted to
 /// `videoSettings` on the output's own thread, never on the capture thread.
 /// Where AVFoundation needs a callback queue, this output also calls its
-/// delegate on that thread of its own when it is given none.
+/// delegate on that thread of its own when it is given none. A disabled
+/// connection stops its frames. Unlike AVFoundation, the connection's
+/// `videoRotationAngle` and `isVideoMirrored` do not turn the buffers
+/// handed over: they are written as a recorded track's display matrix.
 public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: the delegate, its queue, the settings, the delivery and the thread are guarded by `state`;
     // the delivery guards its own state.
@@ -97,10 +100,23 @@ public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// The format and size frames are handed over in; nil (the default):
     /// as the camera gives them. Compressed frames (MJPEG, H.264) are
     /// decoded first. May be changed while the session runs: it applies
-    /// from the next frame.
+    /// from the next frame. Settings it cannot produce (a pixel format not
+    /// in `availableVideoPixelFormatTypes`, a side outside 1…16384) are
+    /// ignored and the settings before stay, where AVFoundation raises an
+    /// exception; `canUseVideoSettings(_:)` says so beforehand.
     public var videoSettings: Settings? {
         get { state.withLock { $0.settings } }
-        set { state.withLock { $0.settings = newValue } }
+        set {
+            guard newValue.map(canUseVideoSettings) ?? true else { return }
+            state.withLock { $0.settings = newValue }
+        }
+    }
+
+    /// Whether `settings` can be produced: a pixel format in
+    /// `availableVideoPixelFormatTypes` and sides from 1 to 16384.
+    public func canUseVideoSettings(_ settings: Settings) -> Bool {
+        let sides = [settings.width, settings.height].compactMap { $0 }
+        return availableVideoPixelFormatTypes.contains(settings.pixelFormat) && sides.allSatisfy { (1...16384).contains($0) }
     }
 
     /// The pixel formats `videoSettings` may ask for, the most useful first.
