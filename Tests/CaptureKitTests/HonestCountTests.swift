@@ -117,13 +117,16 @@ import Testing
         }
     }
 
-    func record(_ frames: [(bytes: [UInt8], keyframe: Bool)], path: Path, to file: String) throws -> (Recorder, MovieFileOutput) {
+    func record(_ frames: [(bytes: [UInt8], keyframe: Bool)], path: Path, to file: String,
+                processor: (any VideoFrameProcessor)? = nil) throws -> (Recorder, MovieFileOutput) {
         let output = MovieFileOutput()
         if path.copies { output.settings.video = .passthrough }
         let recorder = Recorder()
         output.startRecording(to: file, recordingDelegate: recorder)
         let session = CaptureSession()
-        session.addInput(CaptureInput(source: ListCamera(layout: path.layout, frames: frames)))
+        let input = CaptureInput(source: ListCamera(layout: path.layout, frames: frames))
+        input.videoFrameProcessor = processor
+        session.addInput(input)
         session.addOutput(output)
         try session.startRunning()
         #expect(recorder.waitForEnd())
@@ -160,6 +163,33 @@ import Testing
         #expect(output.statistics.videoFrames == expected)
         #expect(try packetCount(file) == expected)
         #expect(output.statistics.dropped == 30 - expected)
+    }
+
+    /// A camera's MJPEG or H.264 decoded for a text overlay, a damaged JPEG
+    /// among them: the overlay leaves it out and the recording counts it as
+    /// dropped; the file holds the frames reported, each with the text.
+    @Test(arguments: [Path.mjpegEncoded, .h264Encoded])
+    func anOverlaysDecodedFramesAreCounted(path: Path) throws {
+        var frames = try Self.frames(for: path)
+        try #require(frames.count == 30)
+        if path == .mjpegEncoded { frames[15].bytes = [0xFF, 0xD8, 0, 1, 2, 3] }
+        let scratch = try WriterScratchDirectory()
+        let file = scratch.file("out.mp4")
+        let overlay = TextOverlayRenderer(overlay: TextOverlay(text: "HONEST"), cameraName: "list")
+        let (recorder, output) = try record(frames, path: path, to: file, processor: overlay)
+
+        #expect(recorder.error == nil)
+        let expected = path == .mjpegEncoded ? 29 : 30
+        let recorded = try #require(recorder.files.first)
+        #expect(recorded.isComplete && recorded.videoFrames == expected)
+        #expect(try packetCount(file) == expected)
+        #expect(output.statistics.dropped == 30 - expected)
+        #expect(overlay.losses?.total == 30 - expected)
+        // The box is drawn: the top left corner of the picture is the box's dark.
+        let stats = try FFprobe.run(["-v", "error", "-f", "lavfi", "-i", "movie=\(file),crop=8:4:4:4,signalstats",
+                                     "-show_entries", "frame_tags=lavfi.signalstats.YMAX", "-of", "csv=p=0"])
+        let brightest = stats.output.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(brightest.count == expected && brightest.allSatisfy { $0 <= 24 }, "\(brightest)")
     }
 
     /// Frames taken and none written: an error naming the file, never a
