@@ -312,13 +312,14 @@ public final class CaptureSession: Sendable {
                 let processor = input.videoFrameProcessor
                 let sourceFormat = input.source.videoFormat
                 let end = input.source.run(stop: stop) { captured in
+                    // Counted as the device gave it, whatever the processor makes of it.
+                    input.count(captured)
                     // Changed once here, so every output of the input gets the same frame.
                     var sample = captured
                     if let processor, let sourceFormat, case .video(let video) = captured {
                         guard let processed = processor.process(video, of: sourceFormat) else { return }
                         sample = .video(processed)
                     }
-                    input.count(sample)
                     input.meterLevels(of: sample)
                     input.compression.capture(sample)
                     for output in self.outputsSnapshot() { output.capture(sample, from: input) }
