@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CaptureKit
 
@@ -167,5 +168,68 @@ import Testing
         let decoded = (object["frames"] as? [[String: Any]] ?? []).reduce(0) { $0 + (Int($1["nb_samples"] as? String ?? "") ?? ($1["nb_samples"] as? Int ?? 0)) }
         // Within one codec frame (what a container without a way to trim the last one leaves).
         #expect(abs(decoded - file.audioSamples) < 1024, "\(decoded) audio samples in the file, \(file.audioSamples) reported")
+    }
+}
+
+/// A camera that stops delivering while the recording is paused: a resume
+/// waits for its next frame only as long as one can be expected, then takes
+/// effect by the clock, so the recording does not stay paused for good.
+@Suite struct ResumeWhileStalledTests {
+    /// 25 frames a second stamped on the clock until `stalled` is set, then none.
+    final class StallableCamera: CaptureSource, @unchecked Sendable {
+        // @unchecked: the constants never change and `stalled` is atomic.
+        let mediaType = MediaType.video
+        let path = "stallable"
+        let localizedName = "Stallable camera"
+        let modelID: String? = nil
+        let audioFormat: CaptureAudioFormat? = nil
+        let droppedByDevice = 0
+        let stalled = Atomic<Bool>(false)
+        var videoFormat: CaptureVideoFormat? {
+            CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
+                               frameDuration: MediaTime(value: 1, timescale: 25), fourcc: "GREY")
+        }
+
+        func open() throws(CaptureError) {}
+        func close() {}
+
+        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+            let start = MonotonicClock.nowNanoseconds()
+            var number = 0
+            while true {
+                let stamp = start + Int64(number) * 40_000_000
+                if stop.wait(untilNanoseconds: stamp) { return .stopped }
+                if !stalled.load(ordering: .relaxed) { deliver(SessionLifecycleTests.grayFrame(number, shade: 9, at: stamp)) }
+                number += 1
+            }
+        }
+    }
+
+    @Test func aResumeWhileTheCameraIsStalledTakesEffect() throws {
+        let scratch = try WriterScratchDirectory()
+        let camera = StallableCamera()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: camera))
+        let output = MovieFileOutput()
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+
+        let recorder = SessionLifecycleTests.Recorder()
+        output.startRecording(to: scratch.file("stalled.mp4"), recordingDelegate: recorder)
+        #expect(eventually { output.statistics.videoFrames >= 10 })
+        output.pauseRecording()
+        #expect(eventually { output.statistics.isPaused })
+        camera.stalled.store(true, ordering: .relaxed)
+        usleep(200_000)
+        let asked = Date()
+        output.resumeRecording()
+        #expect(eventually { !output.statistics.isPaused })
+        let waited = Date().timeIntervalSince(asked)
+        // Not before a frame could still have come (a second), not much after.
+        #expect(waited >= 0.5 && waited < 3, "resumed after \(waited) s")
+        output.stopRecording()
+        #expect(recorder.waitForEnd())
+        #expect(recorder.error == nil)
     }
 }

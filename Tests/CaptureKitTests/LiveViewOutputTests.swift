@@ -91,10 +91,13 @@ import Testing
         // of 3 where this reader (on a busy machine) missed some.
         let steps = zip(pictures.dropFirst(2), pictures.dropFirst()).map { Int($0.sequence) - Int($1.sequence) }
         #expect(steps.allSatisfy { $0 > 0 && $0 % 3 == 0 }, "frame steps \(steps)")
-        // The view made one picture for every three frames the camera gave meanwhile.
-        let made = try #require(running.output.statistics.first).framesMade
+        // The view took one frame in three the camera gave meanwhile: made into a picture, or
+        // skipped while it was busy with the one before (a busy machine).
+        let statistics = try #require(running.output.statistics.first)
+        let taken = statistics.framesMade + statistics.framesSkipped
         let captured = running.camera.capturedSampleCount - capturedBefore
-        #expect(abs(Double(made) - Double(captured) / 3) <= 2, "\(made) pictures of \(captured) frames")
+        #expect(abs(Double(taken) - Double(captured) / 3) <= 3,
+                "\(statistics.framesMade) pictures and \(statistics.framesSkipped) skipped of \(captured) frames")
     }
 
     @Test func aViewerThatDoesNotReadMissesPicturesAndHoldsBackNoOne() async throws {

@@ -49,7 +49,10 @@ public final class CaptureSession: Sendable {
         let stop: CaptureStopSignal
     }
 
-    public init() {}
+    public init() {
+        // Before any capture thread reads the environment (see EncoderLibraryLogs).
+        EncoderLibraryLogs.quiet()
+    }
 
     public var inputs: [CaptureInput] { state.withLock { state in state.inputList } }
 

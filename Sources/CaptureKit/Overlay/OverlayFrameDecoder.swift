@@ -10,6 +10,8 @@ final class OverlayFrameDecoder {
     /// The codecs it decodes.
     static let codecs: Set<String> = ["mjpeg", "h264", "hevc"]
 
+    /// The format it decodes (the source's).
+    let sourceFormat: CaptureVideoFormat
     let width: Int
     let height: Int
     let planes: [ImagePlaneLayout]
@@ -25,6 +27,7 @@ final class OverlayFrameDecoder {
               let last = planes.last,
               let decoder = try? CompressedFrameDecoder(codecName: codec, configuration: format.codecConfiguration),
               let converter = try? PixelConverter(pixelFormat: Self.format, width: format.width, height: format.height) else { return nil }
+        sourceFormat = format
         width = format.width
         height = format.height
         self.planes = planes
@@ -36,18 +39,23 @@ final class OverlayFrameDecoder {
 
     /// What decoding `frame` gave.
     enum Outcome {
-        /// A picture (the last, if the decoder gave more than one) and its capture time.
-        case decoded(SampleStorage, MediaTime)
-        /// Nothing came out: a frame before the stream's first keyframe, or one the decoder holds back.
+        /// A picture and its capture time; `earlier` pictures came out of
+        /// the same frame before it and are left out (a decoder that held
+        /// frames back, which a camera's decoder does not).
+        case decoded(SampleStorage, MediaTime, earlier: Int)
+        /// Nothing came out: the decoder holds the frame back.
         case nothing
+        /// A frame before the stream's first keyframe: it cannot be decoded.
+        case beforeKeyframe
         /// The frame could not be decoded (damaged).
         case damaged
     }
 
     /// Decodes `frame`, `draw` then changes the picture in place.
     func decode(_ frame: VideoSampleBuffer, draw: (UnsafeMutableRawBufferPointer) -> Void) -> Outcome {
-        guard decoder.canStart(at: frame.isKeyframe) else { return .nothing }
+        guard decoder.canStart(at: frame.isKeyframe) else { return .beforeKeyframe }
         var outcome = Outcome.nothing
+        var pictures = 0
         do {
             try decoder.decode(frame.bytes, time: frame.presentationTime) { picture, time throws(WriterError) in
                 let storage: SampleStorage
@@ -68,7 +76,8 @@ final class OverlayFrameDecoder {
                     }
                     if let failure { throw failure }
                 }
-                outcome = .decoded(storage, time)
+                outcome = .decoded(storage, time, earlier: pictures)
+                pictures += 1
             }
         } catch {
             return .damaged

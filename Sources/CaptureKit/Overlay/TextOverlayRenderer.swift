@@ -54,8 +54,11 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         var box: TextOverlayBox?
         var geometry = (0, 0)
         var mask: [UInt8] = []
-        /// The decoder of a compressed camera's frames, made at its first frame.
+        /// The decoder of a compressed camera's frames, made at its first
+        /// frame and again when the camera's format changes (nil when none
+        /// could be made for `decoderFormat`).
         var decoder: OverlayFrameDecoder?
+        var decoderFormat: CaptureVideoFormat?
     }
     private let state = Mutex(State())
     /// Frames held by outputs at once, at most, before copies are allocated instead.
@@ -73,7 +76,8 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         return OverlayComponent.components(of: format) != nil
     }
 
-    /// Compressed frames it decoded but could not (damaged), at their capture times.
+    /// Compressed frames it left out, at their capture times: damaged ones,
+    /// and those before a stream's first keyframe.
     public let losses: SampleLossLog? = SampleLossLog()
 
     /// Raw frames it can draw on keep their format; compressed frames it can
@@ -89,11 +93,19 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
         }
     }
 
+    /// `frame` with the text drawn in: a raw frame as `process(_:)` does; a
+    /// compressed one (of the source's `format`) decoded first, or nil
+    /// when it gives no picture (before the first keyframe, damaged, or
+    /// held back by the decoder), counted in `losses` unless held back.
     public func process(_ frame: VideoSampleBuffer, of format: CaptureVideoFormat) -> VideoSampleBuffer? {
         guard case .compressed = frame.layout else { return process(frame) }
         let text = overlay.text(at: frame.presentationTime, camera: cameraName)
         let outcome = state.withLock { state -> OverlayFrameDecoder.Outcome in
-            if state.decoder == nil { state.decoder = OverlayFrameDecoder(format: format, poolSize: poolSize) }
+            if state.decoderFormat != format {
+                // A camera opened again, maybe at another size or codec: a decoder of its own.
+                state.decoderFormat = format
+                state.decoder = OverlayFrameDecoder(format: format, poolSize: poolSize)
+            }
             guard let decoder = state.decoder else { return .damaged }
             let box = prepare(&state, text: text, width: decoder.width, height: decoder.height)
             let mask = state.mask
@@ -103,12 +115,13 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
             }
         }
         switch outcome {
-        case .decoded(let storage, let time):
+        case .decoded(let storage, let time, let earlier):
+            if earlier > 0 { losses?.record(earlier, at: frame.presentationTime) }
             return VideoSampleBuffer(storage: storage, layout: .raw(OverlayFrameDecoder.format, bytesPerRow: nil), width: format.width,
                                      height: format.height, presentationTime: time, duration: frame.duration, sequence: frame.sequence)
         case .nothing:
             return nil
-        case .damaged:
+        case .beforeKeyframe, .damaged:
             losses?.record(1, at: frame.presentationTime)
             return nil
         }

@@ -24,5 +24,6 @@ public protocol VideoFrameProcessor: Sendable {
 }
 
 extension VideoFrameProcessor {
+    /// None: a processor that leaves no frame out.
     public var losses: SampleLossLog? { nil }
 }

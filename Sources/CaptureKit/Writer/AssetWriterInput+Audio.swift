@@ -49,15 +49,16 @@ extension AssetWriterInput {
             } else {
                 planes[0] = UnsafePointer((base + skipSamples * frameBytes).assumingMemoryBound(to: UInt8.self))
             }
+            var taken: Int32 = 0
             do throws(WriterError) {
                 try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                    try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
-                                       channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
+                    taken = try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
+                                               channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
                 }
             } catch {
                 throw failIfWriterError(error)
             }
-            audioSamplesWritten += keepSamples
+            audioSamplesWritten += Int(taken)
         }
     }
 }

@@ -125,7 +125,8 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     /// Audio sample frames (one per channel set, at the rate they were
     /// given in) put into the file so far: the part of each buffer that fell
-    /// in a session, whichever session that was, handed to the encoder.
+    /// in a session, whichever session that was, taken by the encoder (not
+    /// what a step back in the stamps made it drop).
     public var writtenAudioSampleCount: Int { lock.withLock { audioSamplesWritten } }
     var audioSamplesWritten = 0
 

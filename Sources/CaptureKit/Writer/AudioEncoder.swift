@@ -118,8 +118,11 @@ final class AudioEncoder {
     /// in a file with edit lists) finishes the current frame with silence
     /// and starts counting anew. One backward drops the samples already
     /// laid down. `planes` holds 16 pointers, nil past the input's planes.
+    /// Returns how many of the `count` samples it took (those a step back
+    /// dropped are not).
+    @discardableResult
     func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
-                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int32 {
         try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
         var time = time
         var skip: Int32 = 0
@@ -138,7 +141,7 @@ final class AudioEncoder {
             } else if drift < -jump {
                 // These samples' start is already in the file: keep the rest.
                 let drop = av_rescale_rnd(-drift, Int64(rate), Int64(sampleRate), AV_ROUND_UP)
-                if drop >= Int64(count) { return }
+                if drop >= Int64(count) { return 0 }
                 skip = Int32(drop)
                 time = next
             } else {
@@ -156,6 +159,7 @@ final class AudioEncoder {
             try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count - skip) }
         }
         try encodeQueued(final: false, padPartial: false, sink: sink)
+        return count - skip
     }
 
     /// Queues `count` samples of silence: what a device lost, or a gap its

@@ -66,12 +66,26 @@ enum FFmpegLogging {
         let level = requested.flatMap { levels[$0] } ?? AV_LOG_QUIET
         av_log_set_level(level)
         if level > AV_LOG_QUIET { capctl_ffmpeg_set_log_sink { _, line in if let line { _ = write(STDERR_FILENO, line, strlen(line)) } } }
-        // SVT-AV1 (libavcodec's libsvtav1) prints its configuration on
-        // stderr through a logger of its own, which reads SVT_LOG when an
-        // encoder opens: -1 leaves only what it prints unconditionally.
-        // Unless FFmpeg's log was asked for, or SVT_LOG itself was set.
-        if level == AV_LOG_QUIET { setenv("SVT_LOG", "-1", 0) }
+        EncoderLibraryLogs.quiet()
     }()
 
     static func configure() { _ = configured }
+}
+
+/// SVT-AV1 (libavcodec's libsvtav1) prints its configuration on stderr
+/// through a logger of its own, which reads SVT_LOG when an encoder opens:
+/// -1 leaves only what it prints unconditionally. Set unless FFmpeg's log
+/// was asked for (CAPCTL_FFMPEG_LOG) or SVT_LOG itself was set. Changing
+/// the environment races with any thread reading it (the overlay's local
+/// time does), so a session does it as it is made, before its threads run;
+/// FFmpeg's configuration does it too, for a program that writes files
+/// without a session.
+enum EncoderLibraryLogs {
+    private static let quieted: Void = {
+        let requested = getenv("CAPCTL_FFMPEG_LOG").map { String(cString: $0).lowercased() }
+        let logged = ["error", "warning", "info", "verbose", "debug"]
+        if !(requested.map(logged.contains) ?? false) { setenv("SVT_LOG", "-1", 0) }
+    }()
+
+    static func quiet() { _ = quieted }
 }

@@ -23,6 +23,7 @@ extension FileRecording {
             if let (index, sample) = item {
                 handle(sample, from: index)
                 samplesHandled += 1
+                lastSampleHandledAt = MonotonicClock.nowNanoseconds()
                 if !lostCamerasToFinish.isEmpty { finishLostCameraFiles() }
                 if let mark = drainMark, samplesHandled >= mark, !ended { applyDrainedStops() }
             } else if queue.isClosed && queue.isEmpty {
@@ -65,8 +66,16 @@ extension FileRecording {
         // sample. Timed by the clock, it would begin where the writing
         // stopped, and the pause would stay in the file as a still picture
         // (a time-lapse, or a slow camera, leaves more than this timeout
-        // between frames).
-        let commands = takeCommands(drained: true, atKeyframe: false, resumesWait: true)
+        // between frames). It waits as long as a frame can be expected (a
+        // second, or two of a time-lapse's intervals): past that the camera
+        // has stalled, and the resume takes effect by the clock. So do
+        // requests waiting for a shared encoder's keyframe (it makes one for
+        // the request as its next picture), not those waiting for a copied
+        // camera's own.
+        let interval = timeLapseFrames.map { $0.timeLapse.interval.converted(toTimescale: MonotonicClock.timescale).value } ?? 0
+        let patience = max(1_000_000_000, 2 * interval)
+        let stalled = lastSampleHandledAt.map { MonotonicClock.nowNanoseconds() - $0 >= patience } ?? false
+        let commands = takeCommands(drained: true, atKeyframe: stalled && !cutsAtKeyframes, resumesWait: !stalled)
         guard !commands.isEmpty else { return }
         // Where the samples written so far end: the last frame counted keeps
         // its time in the file.

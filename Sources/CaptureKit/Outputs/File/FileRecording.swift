@@ -343,6 +343,8 @@ final class FileRecording: @unchecked Sendable {
     /// not be decoded.
     var cutsAtKeyframes = false
 
+    /// When the writing thread last handled a sample (monotonic nanoseconds; writing thread only).
+    var lastSampleHandledAt: Int64?
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
     var videoReach: MediaTime?

@@ -151,7 +151,11 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
         // A disabled connection's input is left out, as a recording leaves it out of its files.
         let videoInput = inputs.first { $0.mediaType == .video && $0.videoFormat != nil && isConnectionEnabled(for: $0) }
         let audio = inputs.first { $0.mediaType == .audio && $0.source.audioFormat != nil && isConnectionEnabled(for: $0) }
-        guard videoInput != nil || audio != nil else { throw .invalidState("the session has no camera or microphone to stream") }
+        guard videoInput != nil || audio != nil else {
+            let disabled = inputs.contains { !isConnectionEnabled(for: $0) }
+            throw .invalidState(disabled ? "every connection of the stream to a camera or microphone is disabled"
+                                         : "the session has no camera or microphone to stream")
+        }
         var videoSettings: VideoOutputSettings?
         if let videoInput, let format = videoInput.videoFormat {
             videoSettings = try streamVideoSettings(for: format)
