@@ -10,19 +10,24 @@ import Testing
 /// the frames reported.
 @Suite struct LateFrameAtPauseTests {
     /// 25 frames a second stamped on the clock, each handed over `delay`
-    /// after its stamp.
+    /// after its stamp (none while `stalled` is set).
     final class LateCamera: CaptureSource, @unchecked Sendable {
+        // @unchecked: the constants never change and `stalled` is atomic.
         let mediaType = MediaType.video
         let path = "late"
         let localizedName = "Late camera"
         let modelID: String? = nil
         let audioFormat: CaptureAudioFormat? = nil
         let droppedByDevice = 0
-        let delay: Int64 = 100_000_000
+        let delay: Int64
+        /// Set: the camera delivers nothing more (it stalled) until it is cleared.
+        let stalled = Atomic<Bool>(false)
         var videoFormat: CaptureVideoFormat? {
             CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
                                frameDuration: MediaTime(value: 1, timescale: 25), fourcc: "GREY")
         }
+
+        init(delay: Int64 = 100_000_000) { self.delay = delay }
 
         func open() throws(CaptureError) {}
         func close() {}
@@ -33,11 +38,12 @@ import Testing
             while true {
                 let stamp = start + Int64(number) * 40_000_000
                 if stop.wait(untilNanoseconds: stamp + delay) { return .stopped }
-                deliver(SessionLifecycleTests.grayFrame(number, shade: 9, at: stamp))
+                if !stalled.load(ordering: .relaxed) { deliver(SessionLifecycleTests.grayFrame(number, shade: 9, at: stamp)) }
                 number += 1
             }
         }
     }
+
 
 
     /// Media times (seconds) of a track's packets, as stored: before its edit list.
@@ -175,39 +181,9 @@ import Testing
 /// waits for its next frame only as long as one can be expected, then takes
 /// effect by the clock, so the recording does not stay paused for good.
 @Suite struct ResumeWhileStalledTests {
-    /// 25 frames a second stamped on the clock until `stalled` is set, then none.
-    final class StallableCamera: CaptureSource, @unchecked Sendable {
-        // @unchecked: the constants never change and `stalled` is atomic.
-        let mediaType = MediaType.video
-        let path = "stallable"
-        let localizedName = "Stallable camera"
-        let modelID: String? = nil
-        let audioFormat: CaptureAudioFormat? = nil
-        let droppedByDevice = 0
-        let stalled = Atomic<Bool>(false)
-        var videoFormat: CaptureVideoFormat? {
-            CaptureVideoFormat(layout: .raw(.gray8, bytesPerRow: nil), width: 64, height: 48,
-                               frameDuration: MediaTime(value: 1, timescale: 25), fourcc: "GREY")
-        }
-
-        func open() throws(CaptureError) {}
-        func close() {}
-
-        func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
-            let start = MonotonicClock.nowNanoseconds()
-            var number = 0
-            while true {
-                let stamp = start + Int64(number) * 40_000_000
-                if stop.wait(untilNanoseconds: stamp) { return .stopped }
-                if !stalled.load(ordering: .relaxed) { deliver(SessionLifecycleTests.grayFrame(number, shade: 9, at: stamp)) }
-                number += 1
-            }
-        }
-    }
-
     @Test func aResumeWhileTheCameraIsStalledTakesEffect() throws {
         let scratch = try WriterScratchDirectory()
-        let camera = StallableCamera()
+        let camera = LateFrameAtPauseTests.LateCamera(delay: 0)
         let session = CaptureSession()
         session.addInput(CaptureInput(source: camera))
         let output = MovieFileOutput()

@@ -5,7 +5,7 @@ extension FileRecording {
     func writingLoop() {
         guard let queue else { return }
         while true {
-            let item = queue.take(timeoutNanoseconds: 100_000_000)
+            let item = queue.take(timeoutNanoseconds: Self.idleTimeout)
             let moreEnded = lock.withLock { () -> Set<Int> in
                 defer { endedInputsPending = [] }
                 return endedInputsPending
@@ -23,7 +23,7 @@ extension FileRecording {
             if let (index, sample) = item {
                 handle(sample, from: index)
                 samplesHandled += 1
-                lastSampleHandledAt = MonotonicClock.nowNanoseconds()
+                idleRounds = 0
                 if !lostCamerasToFinish.isEmpty { finishLostCameraFiles() }
                 if let mark = drainMark, samplesHandled >= mark, !ended { applyDrainedStops() }
             } else if queue.isClosed && queue.isEmpty {
@@ -58,8 +58,12 @@ extension FileRecording {
         while queue.take(timeoutNanoseconds: 0) != nil {}
     }
 
+    /// How long the writing thread waits for a sample before it is idle.
+    static let idleTimeout: Int64 = 100_000_000
+
     /// No sample for a while: requests still take effect, timed by the clock.
     func idle() {
+        idleRounds += 1
         finishLostCameraFiles()
         guard current != nil || !draining.isEmpty || betweenFiles else { return }
         // A resume waits for the next sample: its stretch begins at that
@@ -74,7 +78,7 @@ extension FileRecording {
         // camera's own.
         let interval = timeLapseFrames.map { $0.timeLapse.interval.converted(toTimescale: MonotonicClock.timescale).value } ?? 0
         let patience = max(1_000_000_000, 2 * interval)
-        let stalled = lastSampleHandledAt.map { MonotonicClock.nowNanoseconds() - $0 >= patience } ?? false
+        let stalled = samplesHandled > 0 && Int64(idleRounds) * Self.idleTimeout >= patience
         let commands = takeCommands(drained: true, atKeyframe: stalled && !cutsAtKeyframes, resumesWait: !stalled)
         guard !commands.isEmpty else { return }
         // Where the samples written so far end: the last frame counted keeps

@@ -343,8 +343,8 @@ final class FileRecording: @unchecked Sendable {
     /// not be decoded.
     var cutsAtKeyframes = false
 
-    /// When the writing thread last handled a sample (monotonic nanoseconds; writing thread only).
-    var lastSampleHandledAt: Int64?
+    /// The writing thread's waits in a row that ended with no sample (writing thread only).
+    var idleRounds = 0
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
     var videoReach: MediaTime?
