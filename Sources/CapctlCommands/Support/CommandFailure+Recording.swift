@@ -35,6 +35,7 @@ extension CommandFailure {
             self.init("--video-codec copy needs a camera that delivers compressed frames (MJPEG, H.264); this one delivers raw \(pixelFormat) frames", status: .usage)
         case .diskFull, .writeFailed: self.init(error.description, status: .ioError)
         case .nothingWritten: self.init(error.description, status: .dataError)
+        case .noDataCaptured: self.init(error.description, status: .success)
         case .deviceLost: self.init(error.description, status: .unavailable)
         case .capture(let capture): self.init(capture)
         case .motionNeedsCamera: self.init("--resume-on motion watches a camera's picture; add --video DEVICE", status: .usage)

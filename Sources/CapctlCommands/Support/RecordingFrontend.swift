@@ -165,6 +165,10 @@ enum RecordingOutcome {
         // A camera lost while the others recorded on: the files are
         // complete, and the status says that a device went away.
         if !end.lostCameras.isEmpty, status == .success { status = .unavailable }
+        if hasFile, status == .success, end.statistics.fileCount == 0 {
+            // Stopped before any media reached a file (or paused from start to end): no error, and no file.
+            Diagnostics.warning("nothing was captured before the recording stopped; no file was made")
+        }
         reporter.finished(end.statistics, reason: reason, error: error, status: status, streams: streams, failure: failure,
                           lostCameras: end.lostCameras)
         return status

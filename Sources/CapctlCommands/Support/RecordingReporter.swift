@@ -171,9 +171,10 @@ final class RecordingReporter: Sendable {
                                   size: limits.size.map { max(0, $0 - statistics.bytes) },
                                   freeSpace: freeSpace.map { limits.minFreeSpace > 0 ? max(0, $0 - limits.minFreeSpace) : $0 })
         return ProgressEvent(time: EventTime.now(), duration: statistics.duration.seconds, bytes: statistics.bytes,
-                             frames: statistics.videoFrames, audioSamples: statistics.audioSamples, fps: fps.rounded(toPlaces: 2),
+                             frames: statistics.videoFrames, audioSamples: statistics.audioSamples,
+                             silenceInsertedSamples: statistics.silenceInsertedSamples, fps: fps.rounded(toPlaces: 2),
                              bitRate: Int(bitRate), dropped: statistics.dropped, paused: statistics.isPaused,
-                             file: statistics.fileCount + 1, remaining: remaining,
+                             file: max(statistics.fileNumber, 1), remaining: remaining,
                              preRoll: showsPreRoll ? PreRollHeld(statistics) : nil, streams: streams.isEmpty ? nil : streams,
                              audioLevels: audioLevels.isEmpty ? nil : audioLevels.map(MicrophoneLevels.init))
     }
@@ -225,7 +226,8 @@ final class RecordingReporter: Sendable {
 
     func segment(_ file: RecordedFile, error: RecordingError?) {
         emit(SegmentEvent(time: EventTime.now(), file: fileName(file.path), index: file.index, duration: file.duration.seconds, bytes: file.bytes,
-                          frames: file.videoFrames, audioSamples: file.audioSamples, complete: file.isComplete, error: error?.description,
+                          frames: file.videoFrames, audioSamples: file.audioSamples, silenceInsertedSamples: file.silenceInsertedSamples,
+                          complete: file.isComplete, error: error?.description,
                           start: file.firstCaptureTime.map(EventTime.wallTime(ofCaptureTime:)))) {
             "wrote \(fileName(file.path)): \(formatClock(file.duration.seconds)), \(formatBytes(file.bytes)), \(file.videoFrames) frames" + (file.isComplete ? "" : " (not finalized)")
         }
@@ -247,7 +249,7 @@ final class RecordingReporter: Sendable {
                            droppedByDevice: statistics.droppedByDevice, droppedByQueue: statistics.droppedByQueue,
                            droppedByWriter: statistics.droppedByWriter, droppedBeforeKeyframe: statistics.droppedBeforeKeyframe,
                            droppedFrames: statistics.droppedVideoFrames, droppedAudioSamples: statistics.droppedAudioSamples,
-                           audioSamples: statistics.audioSamples,
+                           audioSamples: statistics.audioSamples, silenceInsertedSamples: statistics.silenceInsertedSamples,
                            error: failure ?? error.flatMap { $0.recordingSuccessfullyFinished ? nil : $0.description },
                            exitStatus: status.rawValue, streams: streams.isEmpty ? nil : streams,
                            lostCameras: lostCameras.isEmpty ? nil : lostCameras,
@@ -261,6 +263,7 @@ final class RecordingReporter: Sendable {
             if statistics.dropped > 0 {
                 text += " (\(statistics.droppedVideoFrames) frames, \(statistics.droppedAudioSamples) audio samples)"
             }
+            if statistics.silenceInsertedSamples > 0 { text += "; \(statistics.silenceInsertedSamples) audio samples of silence fill what was lost" }
             if showsDeletions { text += "; deleted \(statistics.deletedFileCount) file\(statistics.deletedFileCount == 1 ? "" : "s") (\(formatBytes(statistics.deletedBytes)))" }
             if !lostCameras.isEmpty { text += "; lost camera \(lostCameras.map(String.init).joined(separator: ", "))" }
             for (index, stream) in streams.enumerated() { text += "\n" + Self.streamSummary(stream, index: index + 1) }
@@ -333,6 +336,8 @@ final class RecordingReporter: Sendable {
         var bytes: Int64
         var frames: Int
         var audioSamples: Int
+        /// Of audioSamples, the silence put where audio was lost on its way.
+        var silenceInsertedSamples: Int
         var fps: Double
         var bitRate: Int
         var dropped: Int
@@ -409,6 +414,7 @@ final class RecordingReporter: Sendable {
         var bytes: Int64
         var frames: Int
         var audioSamples: Int
+        var silenceInsertedSamples: Int
         var complete: Bool
         var error: String?
         /// When the file's first sample was captured (UTC, as `time`).
@@ -442,6 +448,7 @@ final class RecordingReporter: Sendable {
         var droppedFrames: Int
         var droppedAudioSamples: Int
         var audioSamples: Int
+        var silenceInsertedSamples: Int
         var error: String?
         var exitStatus: Int32
         var streams: [StreamStatus]?

@@ -50,15 +50,20 @@ extension AssetWriterInput {
                 planes[0] = UnsafePointer((base + skipSamples * frameBytes).assumingMemoryBound(to: UInt8.self))
             }
             var taken: Int32 = 0
+            var silence: Int64 = 0
             do throws(WriterError) {
                 try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                    taken = try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
+                    (taken, silence) = try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
                                                channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
                 }
             } catch {
                 throw failIfWriterError(error)
             }
-            audioSamplesWritten += Int(taken)
+            // The silence in the given samples' rate, the one the count is kept in.
+            let filled = Int(encoder.sampleRate == Int32(sampleRate) ? silence
+                             : av_rescale_rnd(silence, Int64(sampleRate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
+            audioSamplesWritten += Int(taken) + filled
+            silenceSamplesWritten += filled
         }
     }
 }

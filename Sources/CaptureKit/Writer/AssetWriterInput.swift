@@ -126,9 +126,18 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Audio sample frames (one per channel set, at the rate they were
     /// given in) put into the file so far: the part of each buffer that fell
     /// in a session, whichever session that was, taken by the encoder (not
-    /// what a step back in the stamps made it drop).
+    /// what a step back in the stamps made it drop), and the silence that
+    /// fills a jump in the stamps.
+    /// Silence the input put in counts too (`writtenSilenceSampleCount`).
     public var writtenAudioSampleCount: Int { lock.withLock { audioSamplesWritten } }
     var audioSamplesWritten = 0
+
+    /// Of `writtenAudioSampleCount`, the sample frames of silence the input
+    /// put in where its samples' time stamps jumped ahead (samples lost
+    /// before they reached it): the track stays as long as its time stamps
+    /// say, in every container.
+    public var writtenSilenceSampleCount: Int { lock.withLock { silenceSamplesWritten } }
+    var silenceSamplesWritten = 0
 
     /// Compressed frames left out because decoding cannot start at them:
     /// those before a stream's first keyframe (a camera joined mid-GOP), or

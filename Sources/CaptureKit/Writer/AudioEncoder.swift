@@ -113,35 +113,39 @@ final class AudioEncoder {
     /// capture clock, so over a long recording the count of samples and the
     /// stamps part. Once they are more than 10 ms apart, the resampler
     /// stretches or squeezes the audio by at most 0.1 % (inaudible) until
-    /// they agree again. A jump of more than a frame forward (samples lost)
-    /// is filled with silence, up to a second; a longer one (a new session
-    /// in a file with edit lists) finishes the current frame with silence
-    /// and starts counting anew. One backward drops the samples already
-    /// laid down. `planes` holds 16 pointers, nil past the input's planes.
-    /// Returns how many of the `count` samples it took (those a step back
-    /// dropped are not).
+    /// they agree again. A jump of more than a frame forward (samples lost:
+    /// a device's overrun, a process stopped or starved) is filled with
+    /// silence, however long, so the track stays one unbroken run that
+    /// every reader, those of containers without time stamps (WAV) too,
+    /// decodes to the same length as its time stamps say; the silence is
+    /// in the file and returned as such. (Sessions lie end to end on the
+    /// file's timeline, so a pause opens no jump.) One backward drops the
+    /// samples already laid down. `planes` holds 16 pointers, nil past the
+    /// input's planes. Returns how many of the `count` samples it took
+    /// (those a step back dropped are not), and how many samples of
+    /// silence (at the encoder's rate) it put before them.
     @discardableResult
     func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
-                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int32 {
+                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> (taken: Int32, silence: Int64) {
         try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
         var time = time
         var skip: Int32 = 0
+        var silence: Int64 = 0
         if let next = nextInputTime {
             let drift = time - next
             let jump = Int64(frameSize)
             if drift > jump {
                 try drainResampler()
-                if drift <= Int64(sampleRate) {
-                    try queueSilence(drift)
-                } else {
-                    try encodeQueued(final: false, padPartial: true, sink: sink)
-                    fifoTime = nil
+                // Where the resampler's last samples ended up: the silence starts there.
+                if let after = nextInputTime, time > after {
+                    silence = time - after
+                    try queueSilence(silence, sink: sink)
                 }
                 try compensate(drift: 0)
             } else if drift < -jump {
                 // These samples' start is already in the file: keep the rest.
                 let drop = av_rescale_rnd(-drift, Int64(rate), Int64(sampleRate), AV_ROUND_UP)
-                if drop >= Int64(count) { return 0 }
+                if drop >= Int64(count) { return (0, 0) }
                 skip = Int32(drop)
                 time = next
             } else {
@@ -158,24 +162,27 @@ final class AudioEncoder {
             let shifted = (0..<16).map { planes[$0].map { $0 + step } }
             try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count - skip) }
         }
-        try encodeQueued(final: false, padPartial: false, sink: sink)
-        return count - skip
+        try encodeQueued(final: false, sink: sink)
+        return (count - skip, silence)
     }
 
     /// Queues `count` samples of silence: what a device lost, or a gap its
     /// slow clock opened, plays as silence and the audio after it stays in
     /// place in every container, those without time stamps (WAV) too.
-    private func queueSilence(_ count: Int64) throws(WriterError) {
-        var remaining = Int32(clamping: count)
+    /// Encoded a few frames at a time, so a long gap (minutes of a
+    /// microphone gone quiet) takes no more memory than a short one.
+    private func queueSilence(_ count: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+        var remaining = count
         let piece = frameSize * 4
         try ensureCapacity(piece)
         let channels = context.pointee.ch_layout.nb_channels
         av_samples_set_silence(converted, 0, piece, channels, context.pointee.sample_fmt)
         while remaining > 0 {
-            let take = min(remaining, piece)
+            let take = Int32(min(remaining, Int64(piece)))
             let written = converted!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, take) }
             guard written >= take else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_write", code: written < 0 ? written : cffmpeg_averror(ENOMEM))) }
-            remaining -= take
+            remaining -= Int64(take)
+            try encodeQueued(final: false, sink: sink)
         }
     }
 
@@ -211,7 +218,7 @@ final class AudioEncoder {
     /// Encodes whatever is queued and drains the encoder.
     func flush(sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         try drainResampler()
-        try encodeQueued(final: true, padPartial: false, sink: sink)
+        try encodeQueued(final: true, sink: sink)
         let status = avcodec_send_frame(context, nil)
         if status < 0 && status != cffmpeg_AVERROR_EOF {
             throw .ffmpeg(FFmpegError(call: "avcodec_send_frame(\(encoderName))", code: status))
@@ -272,11 +279,11 @@ final class AudioEncoder {
         try convert(planes: nil, count: 0)
     }
 
-    private func encodeQueued(final: Bool, padPartial: Bool, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+    private func encodeQueued(final: Bool, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         while true {
             let available = av_audio_fifo_size(fifo)
             if available <= 0 { return }
-            if available < frameSize && !final && !padPartial { return }
+            if available < frameSize && !final { return }
             let take = min(available, frameSize)
             if av_frame_is_writable(frame) == 0 {
                 let status = av_frame_make_writable(frame)
@@ -287,19 +294,8 @@ final class AudioEncoder {
                 data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, take) }
             }
             guard read == take else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_read", code: read < 0 ? read : cffmpeg_averror(EIO))) }
-            if take < frameSize {
-                if padPartial {
-                    // A jump in time: finish this frame with silence, since
-                    // only the very last frame may be short.
-                    _ = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
-                        data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) {
-                            av_samples_set_silence($0, take, frameSize - take, context.pointee.ch_layout.nb_channels, context.pointee.sample_fmt)
-                        }
-                    }
-                } else {
-                    frame.pointee.nb_samples = take
-                }
-            }
+            // Only the very last frame may be short.
+            if take < frameSize { frame.pointee.nb_samples = take }
             frame.pointee.pts = fifoTime ?? 0
             fifoTime = (fifoTime ?? 0) + Int64(frame.pointee.nb_samples)
             let status = avcodec_send_frame(context, frame)

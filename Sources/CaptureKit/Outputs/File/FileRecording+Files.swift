@@ -147,8 +147,13 @@ extension FileRecording {
             // The writer removed a file with nothing decodable in it.
             file.videoFrames -= part.videoFrames
             file.audioSamples -= part.audioSamples
+            file.silenceSamples -= part.silenceSamples
             part.videoFrames = 0
             part.audioSamples = 0
+            part.silenceSamples = 0
+        }
+        if stoppedBeforeMedia(part, error: error, skippedBeforeKeyframe: after.skipped) {
+            return reportNoDataCaptured(part, index: file.index)
         }
         let bytes = RecordingFileWriter.size(of: part.path)
         closedBytes += bytes
@@ -157,12 +162,15 @@ extension FileRecording {
         var record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
                                   videoFrames: part.videoFrames, audioSamples: part.audioSamples,
                                   isComplete: error?.recordingSuccessfullyFinished ?? true)
+        record.silenceInsertedSamples = part.silenceSamples
         record.firstCaptureTime = part.videoFrames + part.audioSamples > 0 ? file.firstSessionStart : nil
         record.markers = file.markers(within: duration)
         closedVideoFrames += part.videoFrames
         closedAudioSamples += part.audioSamples
+        closedSilenceSamples += part.silenceSamples
         file.videoFrames -= part.videoFrames
         file.audioSamples -= part.audioSamples
+        file.silenceSamples -= part.silenceSamples
         lock.withLock {
             stats.files.append(part.path)
             stats.fileCount += 1
@@ -178,6 +186,28 @@ extension FileRecording {
     /// Reports a file that could not be made (its folder missing, a file in
     /// the way) as finished with the error, so that every file a recording
     /// was asked to write reaches `didFinishRecordingTo` once.
+    /// Whether `part` ends with no media in it because the recording was
+    /// stopped (asked to, or at a limit) before any reached it: a stop 70 ms
+    /// after the start, before an encoder's first keyframe. Not when frames
+    /// came and none could be decoded (a camera that never sent a
+    /// keyframe), nor when the recording failed.
+    func stoppedBeforeMedia(_ part: RecordingFilePart, error: RecordingError?, skippedBeforeKeyframe: Int) -> Bool {
+        guard part.videoFrames == 0, part.audioSamples == 0, skippedBeforeKeyframe == 0 else { return false }
+        if let stopping, stopping.reason == .error { return false }
+        switch error {
+        case nil, .nothingWritten?, .limitReached?: return true
+        default: return false
+        }
+    }
+
+    /// A file the recording was stopped before: it is removed (a writer
+    /// that finished it empty left a header), listed nowhere, and reported
+    /// with AVFoundation's "no data captured".
+    func reportNoDataCaptured(_ part: RecordingFilePart, index: Int) {
+        if Posix.isAccessible(part.path) { try? Posix.unlink(part.path) }
+        reportUnmade(path: part.path, index: index, error: .noDataCaptured(path: part.path))
+    }
+
     func reportUnmade(path: String, index: Int, error: RecordingError) {
         let record = RecordedFile(path: path, index: index, duration: .zero, bytes: 0, videoFrames: 0, audioSamples: 0, isComplete: false,
                                   wasCreated: false)
@@ -251,11 +281,12 @@ extension FileRecording {
     func publishStatistics() {
         // Runs for every sample: sums in place rather than building an array of the open files.
         let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
-        var bytes = closedBytes, frames = 0, samples = 0
+        var bytes = closedBytes, frames = 0, samples = 0, silence = 0
         func add(_ file: RecordingFileWriter) {
             bytes += file.bytesWritten
             frames += file.videoFrames
             samples += file.audioSamples
+            silence += file.silenceSamples
         }
         for file in draining { add(file) }
         if let current { add(current) }
@@ -266,6 +297,8 @@ extension FileRecording {
             stats.bytes = bytes
             stats.videoFrames = closedVideoFrames + frames
             stats.audioSamples = closedAudioSamples + samples
+            stats.silenceInsertedSamples = closedSilenceSamples + silence
+            if let current, current.sessionStart != nil || current.closedDuration > .zero { stats.fileNumber = current.index }
             markerAnchor = anchor
             if !pendingMarkers.isEmpty { swap(&arrived, &pendingMarkers) }
         }

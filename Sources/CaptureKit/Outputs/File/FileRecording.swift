@@ -182,7 +182,7 @@ final class FileRecording: @unchecked Sendable {
         preRoll?.leaveAll()
         // The file it was to write reaches didFinishRecordingTo all the same, with why not.
         let path = error?.path ?? files.path(number: 1)
-        reportUnmade(path: path, index: 1, error: error ?? .nothingWritten(path: path, reason: "the recording was stopped before it began"))
+        reportUnmade(path: path, index: 1, error: error ?? .noDataCaptured(path: path))
         endRecordingReported(reason: reason, error: error)
     }
 
@@ -243,6 +243,7 @@ final class FileRecording: @unchecked Sendable {
     var fileCount = 0
     var closedVideoFrames = 0
     var closedAudioSamples = 0
+    var closedSilenceSamples = 0
     var closedDuration = MediaTime.zero
     var closedBytes: Int64 = 0
     var pendingAudio: [(Int, SampleBuffer)] = []

@@ -92,7 +92,12 @@ public struct RecordedFile: Sendable, Hashable {
     public var duration: MediaTime
     public var bytes: Int64
     public var videoFrames: Int
+    /// Audio sample frames in it, the silence the writer put in included.
     public var audioSamples: Int
+    /// Of `audioSamples`, the sample frames of silence the writer put where
+    /// audio was lost on its way (a microphone's overrun, a process stopped
+    /// or starved), so that the audio after it stays in sync with the video.
+    public var silenceInsertedSamples = 0
     /// Whether it was finalized (false only after a write failure).
     public var isComplete: Bool
     /// Whether the file was made at all: false for one that could not be
@@ -116,7 +121,12 @@ public struct RecordingStatistics: Sendable, Hashable {
     /// Bytes written, over every file.
     public var bytes: Int64 = 0
     public var videoFrames = 0
+    /// Audio sample frames in the files, the silence the writer put in included.
     public var audioSamples = 0
+    /// Of `audioSamples`, the sample frames of silence the writer put where
+    /// audio was lost before it reached the file (those lost are counted in
+    /// `droppedAudioSamples`), so that what follows plays in sync.
+    public var silenceInsertedSamples = 0
     /// Samples lost: by the devices (sequence gaps, overruns) and by full
     /// queues, both inside the stretches recorded (not while paused, nor
     /// before the recording began, which a session that runs on may have
@@ -133,6 +143,10 @@ public struct RecordingStatistics: Sendable, Hashable {
     public var files: [String] = []
     /// How many files were finished, those deleted since included.
     public var fileCount = 0
+    /// The number (from 1) of the file being written now; between files
+    /// and once the recording has ended, the latest file's; 0 before the
+    /// first file began. Never a file that does not exist yet.
+    public var fileNumber = 0
     /// Files the retention deleted (the recording's, and earlier
     /// recordings' of the template), and the bytes they held. `bytes`
     /// still counts what the recording wrote into its own.

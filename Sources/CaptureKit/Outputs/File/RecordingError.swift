@@ -37,6 +37,10 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Samples were captured for the file and none could be written (an
     /// H.264 camera that never sent a keyframe, every frame damaged).
     case nothingWritten(path: String, reason: String)
+    /// The recording was stopped (or reached a limit) before any media
+    /// could go into the file, which is not there (AVFoundation's
+    /// AVErrorNoDataCaptured): no error of the recording, nothing to play.
+    case noDataCaptured(path: String)
     /// A capture device went away; the file was finalized.
     case deviceLost(String)
     /// Capture failed.
@@ -52,7 +56,8 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The file the error is about, when it names one.
     public var path: String? {
         switch self {
-        case .cannotCreate(let path, _), .outputExists(let path), .diskFull(let path), .writeFailed(let path, _), .nothingWritten(let path, _):
+        case .cannotCreate(let path, _), .outputExists(let path), .diskFull(let path), .writeFailed(let path, _), .nothingWritten(let path, _),
+             .noDataCaptured(let path):
             return path
         case .limitReached, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .deviceLost, .capture, .motionNeedsCamera,
              .motionCannotRead, .silenceNeedsMicrophone:
@@ -65,7 +70,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .limitReached, .deviceLost: return true
         case .cannotCreate, .outputExists, .unsupported, .containerCannotHold, .copyNeedsCompressedFrames, .diskFull, .writeFailed, .nothingWritten, .capture,
-             .motionNeedsCamera, .motionCannotRead, .silenceNeedsMicrophone:
+             .noDataCaptured, .motionNeedsCamera, .motionCannotRead, .silenceNeedsMicrophone:
             return false
         }
     }
@@ -83,6 +88,7 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .diskFull(let path): return "\(path): the disk is full"
         case .writeFailed(let path, let reason): return "\(path): \(reason)"
         case .nothingWritten(let path, let reason): return "\(path): no frame could be written: \(reason)"
+        case .noDataCaptured(let path): return "\(path): no data was captured before the recording stopped; no file was made"
         case .deviceLost(let device): return "\(device): the device went away during the recording"
         case .capture(let error): return error.description
         case .motionNeedsCamera: return "motion triggering watches a camera's picture, and the session has no camera"

@@ -41,6 +41,8 @@ final class RecordingFileWriter {
     var videoFrames = 0
     var videoSamplesTaken = 0
     var audioSamples = 0
+    /// Of `audioSamples`, the silence the writer filled a jump in the stamps with.
+    var silenceSamples = 0
     var startedReported = false
     /// Whether a shared encoder was asked for the keyframe a size cut waits for.
     var askedForKeyframe = false
@@ -191,6 +193,7 @@ final class RecordingFileWriter {
                 if cameraEnds[index].map({ end > $0 }) ?? true { cameraEnds[index] = end }
             case .audio(let audio):
                 let before = writerInput.writtenAudioSampleCount
+                let silenceBefore = writerInput.writtenSilenceSampleCount
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
                 // What the writer put in, counted in every file that holds it:
@@ -198,8 +201,11 @@ final class RecordingFileWriter {
                 // buffer still on its way when the next stretch began goes into
                 // the stretch it was captured in).
                 let count = writerInput.writtenAudioSampleCount - before
+                let silence = writerInput.writtenSilenceSampleCount - silenceBefore
                 part.audioSamples += count
                 audioSamples += count
+                part.silenceSamples += silence
+                silenceSamples += silence
                 if let session = countingSession {
                     let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
                     if to > max(audio.presentationTime, session.start), latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
@@ -247,6 +253,7 @@ final class RecordingFilePart {
     /// wrote none lost them; one handed none has no picture, no error).
     var videoFrames = 0
     var audioSamples = 0
+    var silenceSamples = 0
     var videoSamplesTaken = 0
     /// Finished (with one file per camera, maybe ahead of the others: its camera went away).
     /// From then on no retention counts it as being written.

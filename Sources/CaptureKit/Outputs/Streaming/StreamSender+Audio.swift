@@ -22,12 +22,13 @@ extension StreamSender {
         let planes = Self.planes(of: audio, base: base, skipping: skip)
         let timeout = writeTimeout
         var failure: WriterError?
+        var silence: Int64 = 0
         do throws(WriterError) {
             try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
+                silence = try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
                                    channels: Int32(audio.channels), time: time) { packet throws(WriterError) in
                     try self.sendAudio(packet, into: muxer, timeout: timeout)
-                }
+                }.silence
             }
         } catch {
             failure = error
@@ -37,7 +38,8 @@ extension StreamSender {
             if case .stream = failure { return lose(failure) }
             return end(failing: failure)
         }
-        shared.withLock { $0.statistics.audioSamplesSent += Int64(count) }
+        // The silence that filled a jump in the stamps is sent audio too (at the encoder's rate).
+        shared.withLock { $0.statistics.audioSamplesSent += Int64(count) + silence }
         advanceSent(to: start + av_rescale(Int64(audio.frameCount), 1_000_000_000, rate), muxer: muxer)
     }
 
