@@ -289,7 +289,12 @@ def read_mediainfo(path, family):
         start, duration = number(t.get('Delay', 0)), number(t.get('Duration'))
         return start, start + duration if None not in (start, duration) else None
 
-    v = track('frames', number(video.get('FrameCount'), int), *span(video)) if video else None
+    # In MP4, QuickTime and M4A MediaInfo counts the sample table's entries. Matroska and
+    # MPEG-TS hold no frame count: there it states the duration times the frame rate of
+    # the stream's header, which is the count only when no frame is missing. That is an
+    # estimate, not a reading; it is left out (null).
+    counts = family in ('mp4',)
+    v = track('frames', number(video.get('FrameCount'), int) if counts else None, *span(video)) if video else None
     a = track('samples', number(audio.get('SamplingCount'), int), *span(audio),
               sampleRate=number(audio.get('SamplingRate'), int)) if audio else None
     return result(v, a, number(general.get('Duration')), warnings)

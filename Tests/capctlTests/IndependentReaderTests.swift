@@ -49,7 +49,9 @@ import Testing
             if let frames = reported.frames {
                 let video = reading["video"] as? [String: Any]
                 let count = video?["frames"] as? Int
-                #expect(count.map { abs($0 - frames) <= 1 } == true, "\(label): \(count.map(String.init) ?? "no") frames, \(frames) reported",
+                // MediaInfo counts no Matroska or MPEG-TS frames (it would state duration × rate).
+                let counts = !(name == "mediainfo" && video?["frames"] is NSNull)
+                #expect(!counts || count.map { abs($0 - frames) <= 1 } == true, "\(label): \(count.map(String.init) ?? "no") frames, \(frames) reported",
                         sourceLocation: sourceLocation)
                 if let duration = video?["duration"] as? Double {
                     #expect(abs(duration - reported.duration) <= frame + 1e-3, "\(label): video lasts \(duration) s, \(reported.duration) reported",

@@ -35,9 +35,12 @@ import Testing
         let first = try decodedFrames(path, stream: "v:0")
         let second = try decodedFrames(path, stream: "v:1")
         #expect(first + second == event["frames"] as? Int)
-        // 2 s at 30 and at 15 fps; the second camera may begin a frame later.
-        #expect(first == 60, "\(first) frames from the 30 fps camera")
-        #expect(abs(second - 30) <= 1, "\(second) frames from the 15 fps camera")
+        // 2 s at 30 and at 15 fps: what the cameras sent is in the file or
+        // reported dropped (a starved machine may drop some); each camera
+        // may begin or end a frame apart from the cut.
+        let dropped = try #require(event["droppedFrames"] as? Int)
+        #expect(abs(first + second + dropped - 90) <= 2, "\(first) + \(second) frames, \(dropped) dropped")
+        #expect(first <= 61 && second <= 31, "\(first) and \(second) frames")
 
         let info = try mediaInfo(path)
         let tracks = try #require(info["tracks"] as? [[String: Any]])

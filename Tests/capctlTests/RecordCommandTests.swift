@@ -311,8 +311,13 @@ func track(_ info: [String: Any], _ type: String) -> [String: Any]? {
         let second = Date()
         recorder.signal(SIGINT)
         #expect(recorder.finish() == 130, "stderr: \(recorder.stderr)")
-        #expect(Date().timeIntervalSince(second) < 5)
+        // What shows it did not wait for the encoder: "interrupted", not
+        // "finished", comes last. The time is only a bound a starved machine
+        // meets (beside a full test run, 10 s were seen); the queued encode
+        // alone takes longer than that.
+        #expect(Date().timeIntervalSince(second) < 20)
         #expect(recorder.events.last?["event"] as? String == "interrupted")
+        #expect(!recorder.events.contains { $0["event"] as? String == "finished" })
         // The file is left where it was, and whatever fragments it has are readable.
         #expect(scratch.contents == ["out.mp4"])
         #expect(try runTool("ffprobe", ["-v", "error", scratch.file("out.mp4")]).status == 0)
