@@ -183,10 +183,15 @@ extension Capctl {
             audio-restored, camera-lost, segment (a file finished), file-deleted, finished. finished carries reason (stopped, max-duration, \
             max-size, min-free-space, device-disconnected, end-of-input, error), files, duration, \
             bytes, frames, dropped (split in droppedFrames and droppedAudioSamples; only what was \
-            lost inside the recorded time counts, not while paused), audioSamples, lostCameras \
+            lost inside the recorded time counts, not while paused), audioSamples, \
+            silenceInsertedSamples (the silence put where audio was lost, so that what follows \
+            stays in sync: in the file, so in audioSamples, and never more than was lost), lostCameras \
             (several cameras) and, after an error, error. With several cameras, frames and the frame rate count every camera's \
-            frames, and with %c audioSamples counts the audio in each camera's file. The summary is always \
-            printed, also after an error.
+            frames, and with %c audioSamples counts the audio in each camera's file. A lost video \
+            frame leaves a gap (the frame before it shows on): frames is what readers decode, and \
+            frames plus droppedFrames what the cameras sent. A recording stopped before any media \
+            reached its file leaves no file: finished says stopped with no files, and the exit \
+            status is 0. The summary is always printed, also after an error.
 
             While recording, capctl holds the camera's configuration lock (as 'capctl set --hold' \
             does), so no other program changes its controls; --no-lock leaves it free.

@@ -47,16 +47,18 @@ CAMERA = ['--video', 'test-pattern', '--size', '320x240']
 
 
 class Case:
-    def __init__(self, name, arguments, output, pauses=0, cameras=((30, 1),), audio=True, seconds=4):
+    def __init__(self, name, arguments, output, pauses=0, cameras=(30,), audio=True, seconds=4):
         self.name, self.arguments, self.output = name, arguments, output
         self.pauses, self.cameras, self.audio, self.seconds = pauses, cameras, audio, seconds
+        # With %c each camera has a file, and each of them holds the audio.
+        self.audio_copies = len(cameras) if '%c' in output else 1
 
 
 CASES = [Case(ext, CAMERA + TONE, 'out.' + ext) for ext in ('mp4', 'mov', 'mkv', 'webm', 'ts')] + [
     Case('m4a', TONE, 'out.m4a', cameras=()),
     # A file per camera: the readers read one video track of a file.
     Case('two-cameras', ['--video', 'test-pattern,size=320x240,fps=30', '--video', 'test-pattern,size=160x120,fps=15'] + TONE,
-         'cam%c.mp4', cameras=((30, 1), (15, 1))),
+         'cam%c.mp4', cameras=(30, 15)),
     Case('segments', CAMERA + TONE + ['--segment-duration', '1.5'], 'seg-%n.mkv'),
     Case('webm-pauses', CAMERA + TONE, 'paused.webm', pauses=2),
 ]
@@ -147,7 +149,7 @@ def wait_for_media(events, seconds, process, timeout=60):
         time.sleep(0.05)
 
 
-def check_file(path, reported, problems, label):
+def check_file(path, reported, problems, label, late=1e-3):
     readers = read(path)
     if len(readers) < 3:
         problems.append(f'{label}: only readers {sorted(readers)}')
@@ -167,7 +169,9 @@ def check_file(path, reported, problems, label):
                 problems.append(f"{where}: {count} frames, {reported['frames']} reported")
             if video.get('duration') is not None and abs(video['duration'] - reported['duration']) > FRAME + 1e-3:
                 problems.append(f"{where}: video lasts {video['duration']} s, {reported['duration']} reported")
-            allowed = 0.0075 if path.endswith('.webm') else 1e-3
+            # Opus's pre-skip moves WebM's video (README, "Containers"); a camera whose
+            # first frame came after the other's starts that much later in its own file.
+            allowed = max(0.0075 if path.endswith('.webm') else 1e-3, late)
             if video.get('start') is not None and abs(video['start']) >= allowed:
                 problems.append(f"{where}: video starts at {video['start']} s")
         if reported.get('audioSamples') is not None:
@@ -203,22 +207,24 @@ def check(case, status, events, stderr, folder):
     for segment in segments:
         reported = {'frames': segment['frames'] if video else None,
                     'audioSamples': segment['audioSamples'] if case.audio else None, 'duration': segment['duration']}
-        check_file(os.path.join(folder, segment['file']), reported, problems, segment['file'])
+        late = 1 / min(case.cameras) if len(case.cameras) > 1 else 1e-3
+        check_file(os.path.join(folder, segment['file']), reported, problems, segment['file'], late)
     duration = end['duration']
     # Losses only where reported: what was written and what was lost add up to the recorded time.
     if video:
-        sent = sum(rate * duration for rate, _ in case.cameras)
+        sent = sum(rate * duration for rate in case.cameras)
         accounted = end['frames'] + end['droppedFrames']
         # Each camera may start or end one frame apart from the recording's cut, and a file of each segment too.
         slack = 2 * len(case.cameras) * max(1, len(segments))
         if abs(accounted - sent) > slack:
             problems.append(f"{end['frames']} frames + {end['droppedFrames']} dropped = {accounted}, {sent:.0f} sent in {duration} s")
     if case.audio:
-        expected = duration * 48000
+        expected = duration * 48000 * case.audio_copies
         if abs(end['audioSamples'] - expected) > CODEC_FRAME * max(1, len(segments)):
             problems.append(f"{end['audioSamples']} audio samples for {duration} s ({expected:.0f})")
-        if end.get('silenceInsertedSamples', 0) > end['droppedAudioSamples'] + CODEC_FRAME * max(1, len(segments)):
-            problems.append(f"{end['silenceInsertedSamples']} samples of silence put in, {end['droppedAudioSamples']} reported lost")
+        lost = end['droppedAudioSamples'] * case.audio_copies
+        if end.get('silenceInsertedSamples', 0) > lost + CODEC_FRAME * max(1, len(segments)):
+            problems.append(f"{end['silenceInsertedSamples']} samples of silence put in, {lost} reported lost")
     return problems
 
 

@@ -61,18 +61,28 @@ extension AssetWriter {
     func write(packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational, streamIndex: Int) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer is not writing (status: \(state.rawValue))") }
-            let stream = format.pointee.streams[streamIndex]!
-            av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
-            keepDecodeTimesIncreasing(packet, streamIndex: streamIndex)
             packet.pointee.stream_index = Int32(streamIndex)
             payloadBytes += Int64(packet.pointee.size)
             packetCount += 1
             if let deferredHeader {
-                do throws(WriterError) { try deferredHeader.keep(packet) } catch { throw failLocked(error) }
+                // Kept in its own time base: writing the header may change
+                // the stream's (Matroska's becomes 1/1000), and a packet
+                // rescaled before that would play 48 times too late.
+                do throws(WriterError) { try deferredHeader.keep(packet, timeBase: timeBase) } catch { throw failLocked(error) }
                 return
             }
-            try route(packet, into: format)
+            try place(packet, timeBase: timeBase, into: format)
         }
+    }
+
+    /// A packet timed in `timeBase` onto its stream's time base, then on
+    /// its way to the muxer. Lock held, header written.
+    func place(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational,
+               into format: UnsafeMutablePointer<AVFormatContext>) throws(WriterError) {
+        let streamIndex = Int(packet.pointee.stream_index)
+        av_packet_rescale_ts(packet, timeBase, format.pointee.streams[streamIndex]!.pointee.time_base)
+        keepDecodeTimesIncreasing(packet, streamIndex: streamIndex)
+        try route(packet, into: format)
     }
 
     /// Moves a packet whose decode time, in the container's time base, is

@@ -333,7 +333,7 @@ public final class AssetWriter: @unchecked Sendable {
             try writeSessionLog()
             try writeChapterLog()
         }
-        try header.release { packet throws(WriterError) in try route(packet, into: format) }
+        try header.release { packet, timeBase throws(WriterError) in try place(packet, timeBase: timeBase, into: format) }
     }
 
     /// Supplies the codec configuration (Annex B parameter sets) of a track
@@ -422,8 +422,14 @@ public final class AssetWriter: @unchecked Sendable {
             }
         }
         if alreadyDone { return }
+        // Where the last session was ended, on the file's timeline: audio
+        // whose end was lost before it reaches there in silence.
+        let sessionsEnd = lock.withLock { fileSessions().last?.end }
         for input in inputs {
-            do throws(WriterError) { try input.finishEncoding() } catch { throw fail(error) }
+            do throws(WriterError) {
+                if let sessionsEnd { try input.fillAudio(toFileTime: sessionsEnd) }
+                try input.finishEncoding()
+            } catch { throw fail(error) }
         }
         try lock.withLock { () throws(WriterError) in
             guard state == .writing, let format else { throw failure ?? .invalidState("the writer has failed") }

@@ -64,6 +64,24 @@ extension AssetWriterInput {
                              : av_rescale_rnd(silence, Int64(sampleRate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
             audioSamplesWritten += Int(taken) + filled
             silenceSamplesWritten += filled
+            audioInputRate = sampleRate
+        }
+    }
+
+    /// Fills the audio up to `end` (file time, the last session's end)
+    /// with silence, when `fillsAudioToSessionEnd` asks for it and more
+    /// than a codec frame is missing there. Called by the writer as it finishes.
+    func fillAudio(toFileTime end: MediaTime) throws(WriterError) {
+        try lock.withLock { () throws(WriterError) in
+            guard fillsToSessionEnd, !finished, let encoder = audioEncoder, firstAudioTime != nil, let rate = audioInputRate else { return }
+            let target = end.converted(toTimescale: encoder.sampleRate)
+            guard target.isNumeric else { return }
+            let silence = try encoder.fillSilence(until: target.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
+            guard silence > 0 else { return }
+            let filled = Int(encoder.sampleRate == Int32(rate) ? silence
+                             : av_rescale_rnd(silence, Int64(rate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
+            audioSamplesWritten += filled
+            silenceSamplesWritten += filled
         }
     }
 }

@@ -139,6 +139,19 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var writtenSilenceSampleCount: Int { lock.withLock { silenceSamplesWritten } }
     var silenceSamplesWritten = 0
 
+    /// Whether, as the writer finishes, audio that ends before the last
+    /// session's end (its tail lost on the way: a process stopped near the
+    /// cut) is filled with silence up to there, as a gap inside it is. Set
+    /// by a recording for its live microphones; a device that went away
+    /// leaves its track where its audio ended.
+    var fillsAudioToSessionEnd: Bool {
+        get { lock.withLock { fillsToSessionEnd } }
+        set { lock.withLock { fillsToSessionEnd = newValue } }
+    }
+    var fillsToSessionEnd = false
+    /// The rate of the latest audio given, the one counts are kept in.
+    var audioInputRate: Int?
+
     /// Compressed frames left out because decoding cannot start at them:
     /// those before a stream's first keyframe (a camera joined mid-GOP), or
     /// before the next one after frames were left out.

@@ -166,6 +166,16 @@ final class AudioEncoder {
         return (count - skip, silence)
     }
 
+    /// Fills what is missing before `time` (in samples at the encoder's
+    /// rate) with silence, when that is more than a frame: the end of a
+    /// session whose last samples were lost. Returns the samples put in.
+    func fillSilence(until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
+        try drainResampler()
+        guard let next = nextInputTime, time - next > Int64(frameSize) else { return 0 }
+        try queueSilence(time - next, sink: sink)
+        return time - next
+    }
+
     /// Queues `count` samples of silence: what a device lost, or a gap its
     /// slow clock opened, plays as silence and the audio after it stays in
     /// place in every container, those without time stamps (WAV) too.

@@ -13,7 +13,8 @@ final class DeferredHeader {
     private(set) var awaitedStreams: Set<Int>
     /// The muxer options for `avformat_write_header`, owned until then.
     var options: OpaquePointer?
-    private var packets: [UnsafeMutablePointer<AVPacket>?] = []
+    /// Each packet with the time base its times are in.
+    private var packets: [(packet: UnsafeMutablePointer<AVPacket>?, timeBase: AVRational)] = []
 
     init(awaitedStreams: Set<Int>, options: OpaquePointer?) {
         self.awaitedStreams = awaitedStreams
@@ -21,7 +22,7 @@ final class DeferredHeader {
     }
 
     deinit {
-        for index in packets.indices { av_packet_free(&packets[index]) }
+        for index in packets.indices { av_packet_free(&packets[index].packet) }
         av_dict_free(&options)
     }
 
@@ -48,8 +49,9 @@ final class DeferredHeader {
         return awaitedStreams.isEmpty
     }
 
-    /// Keeps a copy of `packet` (its bytes owned by the copy) until the header is written.
-    func keep(_ packet: UnsafeMutablePointer<AVPacket>) throws(WriterError) {
+    /// Keeps a copy of `packet` (its bytes owned by the copy), timed in
+    /// `timeBase`, until the header is written.
+    func keep(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) throws(WriterError) {
         var copy = av_packet_clone(packet)
         guard copy != nil else { throw .ffmpeg(FFmpegError(call: "av_packet_clone", code: cffmpeg_averror(ENOMEM))) }
         let writable = av_packet_make_writable(copy)
@@ -57,20 +59,21 @@ final class DeferredHeader {
             av_packet_free(&copy)
             throw .ffmpeg(FFmpegError(call: "av_packet_make_writable", code: writable))
         }
-        packets.append(copy)
+        packets.append((copy, timeBase))
     }
 
-    /// Hands the kept packets, in the order they came, to `write`, and lets go of them.
-    func release(into write: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
+    /// Hands the kept packets with their time bases, in the order they
+    /// came, to `write`, and lets go of them.
+    func release(into write: (UnsafeMutablePointer<AVPacket>, AVRational) throws(WriterError) -> Void) throws(WriterError) {
         let kept = packets
         packets = []
         var index = 0
         defer {
-            for rest in kept[index...] { var packet = rest; av_packet_free(&packet) }
+            for rest in kept[index...] { var packet = rest.packet; av_packet_free(&packet) }
         }
         while index < kept.count {
-            var packet = kept[index]
-            if let packet { try write(packet) }
+            var packet = kept[index].packet
+            if let packet { try write(packet, kept[index].timeBase) }
             av_packet_free(&packet)
             index += 1
         }

@@ -12,7 +12,11 @@ extension FileRecording {
             }
             if !moreEnded.isEmpty {
                 endedInputs.formUnion(moreEnded)
-                for file in draining + [current].compactMap({ $0 }) { file.awaiting.subtract(moreEnded) }
+                for file in draining + [current].compactMap({ $0 }) {
+                    file.awaiting.subtract(moreEnded)
+                    // A microphone that went away leaves its track where its audio ended.
+                    for part in file.parts { for index in moreEnded { part.writerInputs[index]?.fillsAudioToSessionEnd = false } }
+                }
                 reportLostCameras(unhandled: item == nil ? 0 : 1)
                 drainMark = samplesHandled + (item == nil ? 0 : 1) + queue.queuedCount
             }

@@ -124,6 +124,8 @@ struct RecordingFileFactory {
             }
             let writerInput = AssetWriterInput(outputSettings: outputSettings)
             writerInput.expectsMediaDataInRealTime = settings.realTime
+            // A microphone's tail lost near a cut is silence up to the cut, as a gap inside is.
+            writerInput.fillsAudioToSessionEnd = input.mediaType == .audio
             if input.mediaType == .video, let transform = transforms[ObjectIdentifier(input)] { writerInput.transform = transform }
             // Each track names its device, so that a file of several cameras tells them apart.
             writerInput.title = "\(input.source.localizedName) (\(input.source.uniqueID))"
