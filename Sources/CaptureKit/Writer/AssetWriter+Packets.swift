@@ -39,6 +39,9 @@ extension AssetWriter {
     /// share a 32-bit timescale; otherwise (nanosecond capture stamps and a
     /// 1/48000 or 1/90000 startup delay) with the offset rounded to the
     /// time's own timescale, far finer than any track's.
+    /// Where the file's timeline starts, as samples are stamped: its time 0 moved by the offset.
+    var fileStartTime: MediaTime { lock.withLock { shiftedByOffset(.zero) } }
+
     func shiftedByOffset(_ time: MediaTime) -> MediaTime {
         let exact = time + timelineOffset
         if exact.isNumeric || !time.isNumeric { return exact }

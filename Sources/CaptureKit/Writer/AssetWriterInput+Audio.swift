@@ -39,7 +39,19 @@ extension AssetWriterInput {
             guard keepSamples > 0, skipSamples >= 0, skipSamples + keepSamples <= count else { return }
             let start = time.converted(toTimescale: encoder.sampleRate)
             guard start.isNumeric else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
-            if firstAudioTime == nil { firstAudioTime = start.value }
+            var leading: Int64 = 0
+            if firstAudioTime == nil {
+                if fillsFromSessionStart {
+                    // The file's start on the encoder's clock (the timeline offset included).
+                    let fileStart = writer.fileStartTime.converted(toTimescale: encoder.sampleRate)
+                    if fileStart.isNumeric {
+                        leading = try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
+                    }
+                    firstAudioTime = leading > 0 ? fileStart.value : start.value
+                } else {
+                    firstAudioTime = start.value
+                }
+            }
             var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 16)
             let bytesPerSample = format.bytesPerSample
             if format.isPlanar {
@@ -60,8 +72,8 @@ extension AssetWriterInput {
                 throw failIfWriterError(error)
             }
             // The silence in the given samples' rate, the one the count is kept in.
-            let filled = Int(encoder.sampleRate == Int32(sampleRate) ? silence
-                             : av_rescale_rnd(silence, Int64(sampleRate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
+            let filled = Int(encoder.sampleRate == Int32(sampleRate) ? silence + leading
+                             : av_rescale_rnd(silence + leading, Int64(sampleRate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
             audioSamplesWritten += Int(taken) + filled
             silenceSamplesWritten += filled
             audioInputRate = sampleRate

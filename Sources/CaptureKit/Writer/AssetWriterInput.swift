@@ -149,6 +149,14 @@ public final class AssetWriterInput: @unchecked Sendable {
         set { lock.withLock { fillsToSessionEnd = newValue } }
     }
     var fillsToSessionEnd = false
+    /// Whether audio whose first sample lands more than a codec frame after
+    /// the file's start is preceded by silence from there: set by a
+    /// recording for a file it switched to while its microphones ran on.
+    var fillsAudioFromSessionStart: Bool {
+        get { lock.withLock { fillsFromSessionStart } }
+        set { lock.withLock { fillsFromSessionStart = newValue } }
+    }
+    var fillsFromSessionStart = false
     /// The rate of the latest audio given, the one counts are kept in.
     var audioInputRate: Int?
 

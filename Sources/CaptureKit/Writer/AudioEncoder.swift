@@ -176,6 +176,16 @@ final class AudioEncoder {
         return time - next
     }
 
+    /// Before the first samples: starts the track at `start` (in samples at
+    /// the encoder's rate) with silence up to `time`, where the first
+    /// samples go, when that is more than a frame. Returns the samples put in.
+    func fillSilence(from start: Int64, until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
+        guard fifoTime == nil, time - start > Int64(frameSize) else { return 0 }
+        fifoTime = start
+        try queueSilence(time - start, sink: sink)
+        return time - start
+    }
+
     /// Queues `count` samples of silence: what a device lost, or a gap its
     /// slow clock opened, plays as silence and the audio after it stays in
     /// place in every container, those without time stamps (WAV) too.

@@ -34,6 +34,14 @@ extension FileRecording {
             return
         }
         fileCount += 1
+        // The microphones ran on across the cut: audio that is missing at
+        // the next file's start was lost on its way (a stalled process), and
+        // is silence there, as a gap inside a file is.
+        for part in next.parts {
+            for (index, input) in part.writerInputs where input.mediaType == .audio && !endedInputs.contains(index) {
+                input.fillsAudioFromSessionStart = true
+            }
+        }
         let wasPaused = file.sessionStart == nil && paused
         beginCut(file, at: time)
         current = next
@@ -160,7 +168,7 @@ extension FileRecording {
             part.audioSamples = 0
             part.silenceSamples = 0
         }
-        if stoppedBeforeMedia(part, error: error, skippedBeforeKeyframe: after.skipped) {
+        if stoppedBeforeMedia(file, error: error, skippedBeforeKeyframe: after.skipped) {
             return reportNoDataCaptured(part, index: file.index)
         }
         let bytes = RecordingFileWriter.size(of: part.path)
@@ -194,14 +202,18 @@ extension FileRecording {
     /// Reports a file that could not be made (its folder missing, a file in
     /// the way) as finished with the error, so that every file a recording
     /// was asked to write reaches `didFinishRecordingTo` once.
-    /// Whether `part` ends with no media in it because the recording was
-    /// stopped (asked to, or at a limit) before any reached it: a stop 70 ms
-    /// after the start, before an encoder's first keyframe. Not when frames
-    /// came and none could be decoded (a camera that never sent a
-    /// keyframe), nor when the recording failed.
-    func stoppedBeforeMedia(_ part: RecordingFilePart, error: RecordingError?, skippedBeforeKeyframe: Int) -> Bool {
-        guard part.videoFrames == 0, part.audioSamples == 0, skippedBeforeKeyframe == 0 else { return false }
-        if let stopping, stopping.reason == .error { return false }
+    /// Whether `file` ends with no media in any of its parts because the
+    /// recording was stopped (asked to, or at a limit) before any reached
+    /// it: a stop 70 ms after the start, before an encoder's first
+    /// keyframe. Not when frames were handed to it and none could be
+    /// written (a camera that never sent a keyframe, damaged frames), nor
+    /// when the recording failed, nor for a file a segment cut ended (a
+    /// slow camera's file of one segment holds no picture, and is kept).
+    func stoppedBeforeMedia(_ file: RecordingFileWriter, error: RecordingError?, skippedBeforeKeyframe: Int) -> Bool {
+        guard let stopping, stopping.reason != .error, skippedBeforeKeyframe == 0, file.videoSamplesTaken == 0,
+              file.parts.allSatisfy({ $0.videoFrames == 0 && $0.audioSamples == 0 && $0.videoSamplesTaken == 0 }) else { return false }
+        // Frames that came and were lost (refused by an encoder, damaged) are media that came.
+        guard statistics.dropped == 0 else { return false }
         switch error {
         case nil, .nothingWritten?, .limitReached?: return true
         default: return false
