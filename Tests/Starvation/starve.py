@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Records while the machine starves capctl, then holds every file to what capctl reported.
 
-    python3 Tests/Starvation/starve.py [--condition stop,busy] [--rounds N] [--seed S]
+    python3 Tests/Starvation/starve.py [--condition stop,busy,disk] [--rounds N] [--seed S]
                                        [--capctl PATH] [--keep DIR] [--case NAME...]
+                                       [--dir FOLDER] [--stall COMMAND]
 
 Conditions (each case runs under each, --rounds times):
   stop   the recording process is stopped (SIGSTOP) at random moments for 0.3 to
          2 s and continued (SIGCONT): a machine that stops scheduling it, a swap
          storm, a debugger; its devices go on without it.
   busy   three busy loops compete for the two cores for the whole recording.
-(Disk stalls, the third condition, need a block device to delay: the integration
-test 86-record-slow-disk runs them in the virtual machine, under device-mapper.)
+  disk   the disk the recording writes to stalls: COMMAND (--stall) is run at random
+         moments with a length in seconds (0.5 to 2) as its argument, and holds every
+         write for that long; recordings go to --dir, on that disk. Writes may be slowed
+         all the time besides. The integration test 86-record-slow-disk does this in the
+         virtual machine, on a device-mapper delay target (writes 500 ms late) that
+         `dmsetup suspend` stalls, as an SD card does.
 
 Cases: MP4, MOV, MKV, WebM, MPEG-TS and M4A; two cameras (a file each); MKV segments;
 WebM with two pauses. Every file is read by the independent readers of
@@ -72,8 +77,8 @@ def read(path):
 class Starver:
     """Applies a condition to a process while it runs."""
 
-    def __init__(self, condition, pid, rng):
-        self.condition, self.pid, self.rng = condition, pid, rng
+    def __init__(self, condition, pid, rng, stall=None):
+        self.condition, self.pid, self.rng, self.stall = condition, pid, rng, stall
         self.done = threading.Event()
         self.loops = []
         self.stops = []
@@ -93,6 +98,8 @@ class Starver:
             loop.wait()
 
     def run(self):
+        if self.condition == 'disk':
+            return self.stall_disk()
         if self.condition != 'stop':
             return
         # The first stop comes after the recording has begun, then one every 1-2.5 s.
@@ -110,7 +117,14 @@ class Starver:
                 return
 
 
-def record(case, condition, rng, folder, capctl):
+    def stall_disk(self):
+        while not self.done.wait(self.rng.uniform(0.5, 1.5)):
+            length = round(self.rng.uniform(0.5, 2.0), 2)
+            self.stops.append(length)
+            subprocess.run(['sh', '-c', self.stall, 'stall', str(length)], check=False)
+
+
+def record(case, condition, rng, folder, capctl, stall=None):
     """Runs the case's recording under the condition; returns its events and what the starver did."""
     arguments = [capctl, 'record'] + case.arguments + ['--progress', 'json', '--progress-interval', '0.25']
     if case.pauses == 0:
@@ -121,7 +135,7 @@ def record(case, condition, rng, folder, capctl):
     reader = threading.Thread(target=lambda: events.extend(json.loads(line) for line in process.stdout if line.startswith('{')),
                               daemon=True)
     reader.start()
-    with Starver(condition, process.pid, rng) as starver:
+    with Starver(condition, process.pid, rng, stall) as starver:
         if case.pauses:
             # Media time grows only while recording: pause at even steps of it, 0.6 s each.
             step = case.seconds / (case.pauses + 1)
@@ -242,18 +256,22 @@ def main():
     parser.add_argument('--capctl', default=os.environ.get('CAPCTL', os.path.join(REPO, '.build', 'debug', 'capctl')))
     parser.add_argument('--keep', help='keep the files of failed runs under this folder')
     parser.add_argument('--case', action='append', help='run only these cases (by name)')
+    parser.add_argument('--dir', help='make the recordings in folders under this one')
+    parser.add_argument('--stall', help="with --condition disk: a shell command that holds the disk's writes for $1 seconds")
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
     print(f'starvation: seed {seed}', flush=True)
     rng = random.Random(seed)
+    if 'disk' in options.condition.split(',') and not (options.stall and options.dir):
+        parser.error('--condition disk needs --stall COMMAND and --dir FOLDER on the disk it stalls')
     cases = [c for c in CASES if not options.case or c.name in options.case]
     passed = failed = 0
     for round_number in range(options.rounds):
         for condition in options.condition.split(','):
             for case in cases:
-                folder = tempfile.mkdtemp(prefix='capctl-starve-')
+                folder = tempfile.mkdtemp(prefix='capctl-starve-', dir=options.dir)
                 started = time.monotonic()
-                status, events, stderr, stops = record(case, condition, rng, folder, options.capctl)
+                status, events, stderr, stops = record(case, condition, rng, folder, options.capctl, options.stall)
                 problems = check(case, status, events, stderr, folder)
                 label = f'{condition} {case.name}'
                 took = time.monotonic() - started

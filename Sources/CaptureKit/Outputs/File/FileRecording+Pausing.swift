@@ -11,6 +11,7 @@ extension FileRecording {
     func pause(_ file: RecordingFileWriter, at time: MediaTime) {
         guard !paused else { return }
         paused = true
+        pausedAudio = []
         if let start = file.sessionStart {
             let end = max(time, start)
             do { try file.endSession(atSourceTime: end) } catch { fail(RecordingFileFactory.writeError(error, path: file.path), file: file); return }
@@ -63,6 +64,12 @@ extension FileRecording {
             stats.lastPreRoll = time > start ? time - start : .zero
         }
         startSession(file, at: start)
+        // Audio captured from the resume on that was handled while still paused goes in too.
+        let waited = pausedAudio
+        pausedAudio = []
+        for (index, audio) in waited where audio.presentationTime + audio.duration > start {
+            append(.audio(audio), from: index, to: file)
+        }
         let cause = takeResumeCause()
         delegateCall { $1.fileOutput($0, didResumeRecordingTo: file.path, cause: cause) }
         // The kept samples count against the limits as any other: a
@@ -70,6 +77,19 @@ extension FileRecording {
         for (index, sample) in kept?.samples ?? [] {
             write(sample, from: index, isLead: !hasVideo || sample.mediaType == .video)
             if ended || current == nil { return }
+        }
+    }
+
+    /// Keeps a copy of `audio`, handled while paused, for the resume. A
+    /// resume takes effect at a frame, and on a machine that stalled, the
+    /// frames captured meanwhile come in a burst after the audio of the same
+    /// moments was handled (as paused): a resume at one of those frames
+    /// would leave that audio out and a gap in its place. The last 3 s are kept.
+    func keepPausedAudio(_ audio: AudioSampleBuffer, index: Int) {
+        pausedAudio.append((index, audio.copied()))
+        let limit = audio.presentationTime - MediaTime(value: 3, timescale: 1)
+        if let first = pausedAudio.firstIndex(where: { $0.1.presentationTime >= limit }), first > 0 {
+            pausedAudio.removeFirst(first)
         }
     }
 

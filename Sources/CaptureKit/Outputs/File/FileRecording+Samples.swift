@@ -52,6 +52,8 @@ extension FileRecording {
             // How far the writing has come: the ring keeps its duration behind this frame, not behind the encoder's newest.
             case .video(let video): ring.passed(videoAt: video.presentationTime)
             }
+        } else if paused, case .audio(let audio) = sample {
+            keepPausedAudio(audio, index: index)
         }
         immediateSwitch = nil
         sampleHandler?(sample, input)

@@ -348,6 +348,10 @@ final class FileRecording: @unchecked Sendable {
     var idleRounds = 0
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
+    /// Without a pre-roll: the audio handled while paused, the last few
+    /// seconds of it (copies), for a resume that takes effect at a frame
+    /// captured before it (see `keepPausedAudio`). Writing thread only.
+    var pausedAudio: [(Int, AudioSampleBuffer)] = []
     var videoReach: MediaTime?
     /// The capture time of the newest lead sample handled, and how many lead
     /// samples have come since it (writing thread only).
