@@ -64,4 +64,31 @@ import Testing
         #expect(peak(from: 3.51, to: 4.49) > 4000, "the tone after the gap plays from 3.5 s")
         #expect(samples.count / 2 == Int(4.5 * 48000))
     }
+
+    /// A file switched to while its audio was lost on the way (set up as a
+    /// recording sets it up): silence from its start to the first samples,
+    /// and from the last ones to its session's end, counted.
+    @Test(arguments: [0, 1, 2, 3])
+    func lostAudioAtAFilesEdgesIsSilence(container index: Int) throws {
+        let (codec, container) = Self.containers[index]
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("edges.\(container)")
+        let writer = try AssetWriter(outputPath: path)
+        let input = AssetWriterInput(outputSettings: .audio(AudioOutputSettings(codec: codec, sampleRate: 48000, channels: 2)))
+        input.fillsAudioFromSessionStart = true
+        input.fillsAudioToSessionEnd = true
+        try writer.add(input)
+        try writer.startWriting()
+        try writer.startSession(atSourceTime: .zero)
+        // 0.3 s lost, 1 s of tone, 0.2 s lost: a 1.5 s session.
+        try WriterFormatTests.appendTone(input, seconds: 1, from: MediaTime(value: 3, timescale: 10))
+        try writer.endSession(atSourceTime: MediaTime(value: 3, timescale: 2))
+        try writer.finishWriting()
+        let frame = codec == .pcm(.s16) ? 1 : 1024
+        #expect(abs(input.writtenAudioSampleCount - 72000) <= frame, "\(container): \(input.writtenAudioSampleCount) counted")
+        #expect(abs(input.writtenSilenceSampleCount - 24000) <= frame, "\(container): silence \(input.writtenSilenceSampleCount)")
+        let decoded = try Self.decodedSamples(path)
+        #expect(abs(decoded - input.writtenAudioSampleCount) < frame + (codec == .pcm(.s16) ? 0 : 1024),
+                "\(container): \(decoded) decoded, \(input.writtenAudioSampleCount) counted")
+    }
 }

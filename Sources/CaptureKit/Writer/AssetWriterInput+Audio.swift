@@ -39,14 +39,13 @@ extension AssetWriterInput {
             guard keepSamples > 0, skipSamples >= 0, skipSamples + keepSamples <= count else { return }
             let start = time.converted(toTimescale: encoder.sampleRate)
             guard start.isNumeric else { throw .invalidState("presentation time \(presentationTime) does not fit the track's time scale") }
-            var leading: Int64 = 0
             if firstAudioTime == nil {
                 if fillsFromSessionStart {
                     // The file's start on the encoder's clock (the timeline offset included).
                     let fileStart = writer.fileStartTime.converted(toTimescale: encoder.sampleRate)
-                    if fileStart.isNumeric {
-                        leading = try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
-                    }
+                    let leading = fileStart.isNumeric ? try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in
+                        try self.sendEncoded(packet)
+                    } : 0
                     firstAudioTime = leading > 0 ? fileStart.value : start.value
                 } else {
                     firstAudioTime = start.value
@@ -61,22 +60,14 @@ extension AssetWriterInput {
             } else {
                 planes[0] = UnsafePointer((base + skipSamples * frameBytes).assumingMemoryBound(to: UInt8.self))
             }
-            var taken: Int32 = 0
-            var silence: Int64 = 0
             do throws(WriterError) {
-                try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                    (taken, silence) = try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
+                _ = try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
+                    try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
                                                channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
                 }
             } catch {
                 throw failIfWriterError(error)
             }
-            // The silence in the given samples' rate, the one the count is kept in.
-            let filled = Int(encoder.sampleRate == Int32(sampleRate) ? silence + leading
-                             : av_rescale_rnd(silence + leading, Int64(sampleRate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
-            audioSamplesWritten += Int(taken) + filled
-            silenceSamplesWritten += filled
-            audioInputRate = sampleRate
         }
     }
 
@@ -85,15 +76,10 @@ extension AssetWriterInput {
     /// than a codec frame is missing there. Called by the writer as it finishes.
     func fillAudio(toFileTime end: MediaTime) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
-            guard fillsToSessionEnd, !finished, let encoder = audioEncoder, firstAudioTime != nil, let rate = audioInputRate else { return }
+            guard fillsToSessionEnd, !finished, let encoder = audioEncoder, firstAudioTime != nil else { return }
             let target = end.converted(toTimescale: encoder.sampleRate)
             guard target.isNumeric else { return }
-            let silence = try encoder.fillSilence(until: target.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
-            guard silence > 0 else { return }
-            let filled = Int(encoder.sampleRate == Int32(rate) ? silence
-                             : av_rescale_rnd(silence, Int64(rate), Int64(encoder.sampleRate), AV_ROUND_NEAR_INF))
-            audioSamplesWritten += filled
-            silenceSamplesWritten += filled
+            try encoder.fillSilence(until: target.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
         }
     }
 }

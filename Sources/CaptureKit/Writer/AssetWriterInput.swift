@@ -123,21 +123,22 @@ public final class AssetWriterInput: @unchecked Sendable {
     public var writtenFrameCount: Int { lock.withLock { framesWritten } }
     var framesWritten = 0
 
-    /// Audio sample frames (one per channel set, at the rate they were
-    /// given in) put into the file so far: the part of each buffer that fell
-    /// in a session, whichever session that was, taken by the encoder (not
-    /// what a step back in the stamps made it drop), and the silence that
-    /// fills a jump in the stamps.
-    /// Silence the input put in counts too (`writtenSilenceSampleCount`).
-    public var writtenAudioSampleCount: Int { lock.withLock { audioSamplesWritten } }
-    var audioSamplesWritten = 0
+    /// Audio sample frames (one per channel set, at the track's rate) put
+    /// into the file so far: the part of each buffer that fell in a
+    /// session, whichever session that was, taken by the encoder (not what
+    /// a step back in the stamps made it drop), as the resampler made them
+    /// (a device's slow or fast clock stretched or squeezed), and the
+    /// silence that fills a jump in the stamps (`writtenSilenceSampleCount`).
+    /// Samples the resampler still holds count once the input is finished.
+    public var writtenAudioSampleCount: Int { lock.withLock { audioEncoder.map { Int($0.samplesQueued) } ?? releasedAudioCounts.samples } }
+    /// The encoder's counts, kept when it is let go.
+    var releasedAudioCounts = (samples: 0, silence: 0)
 
     /// Of `writtenAudioSampleCount`, the sample frames of silence the input
     /// put in where its samples' time stamps jumped ahead (samples lost
     /// before they reached it): the track stays as long as its time stamps
     /// say, in every container.
-    public var writtenSilenceSampleCount: Int { lock.withLock { silenceSamplesWritten } }
-    var silenceSamplesWritten = 0
+    public var writtenSilenceSampleCount: Int { lock.withLock { audioEncoder.map { Int($0.silenceQueued) } ?? releasedAudioCounts.silence } }
 
     /// Whether, as the writer finishes, audio that ends before the last
     /// session's end (its tail lost on the way: a process stopped near the
@@ -157,8 +158,6 @@ public final class AssetWriterInput: @unchecked Sendable {
         set { lock.withLock { fillsFromSessionStart = newValue } }
     }
     var fillsFromSessionStart = false
-    /// The rate of the latest audio given, the one counts are kept in.
-    var audioInputRate: Int?
 
     /// Compressed frames left out because decoding cannot start at them:
     /// those before a stream's first keyframe (a camera joined mid-GOP), or
@@ -303,6 +302,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     func releaseEncoders() {
         lock.withLock {
             videoEncoder = nil
+            if let audioEncoder { releasedAudioCounts = (Int(audioEncoder.samplesQueued), Int(audioEncoder.silenceQueued)) }
             audioEncoder = nil
             heldFrame = nil
             finished = true

@@ -24,6 +24,11 @@ final class AudioEncoder {
     /// Whether the resampler is stretching or squeezing the audio to close
     /// a drift between the samples and their time stamps.
     private var compensating = false
+    /// Sample frames queued for encoding so far (at the encoder's rate):
+    /// what the track holds once flushed, the resampler's stretching and
+    /// squeezing included, and of them the silence put in.
+    private(set) var samplesQueued: Int64 = 0
+    private(set) var silenceQueued: Int64 = 0
 
     var sampleRate: Int32 { context.pointee.sample_rate }
 
@@ -169,6 +174,7 @@ final class AudioEncoder {
     /// Fills what is missing before `time` (in samples at the encoder's
     /// rate) with silence, when that is more than a frame: the end of a
     /// session whose last samples were lost. Returns the samples put in.
+    @discardableResult
     func fillSilence(until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
         try drainResampler()
         guard let next = nextInputTime, time - next > Int64(frameSize) else { return 0 }
@@ -179,6 +185,7 @@ final class AudioEncoder {
     /// Before the first samples: starts the track at `start` (in samples at
     /// the encoder's rate) with silence up to `time`, where the first
     /// samples go, when that is more than a frame. Returns the samples put in.
+    @discardableResult
     func fillSilence(from start: Int64, until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
         guard fifoTime == nil, time - start > Int64(frameSize) else { return 0 }
         fifoTime = start
@@ -202,6 +209,8 @@ final class AudioEncoder {
             let written = converted!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, take) }
             guard written >= take else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_write", code: written < 0 ? written : cffmpeg_averror(ENOMEM))) }
             remaining -= Int64(take)
+            samplesQueued += Int64(take)
+            silenceQueued += Int64(take)
             try encodeQueued(final: false, sink: sink)
         }
     }
@@ -292,6 +301,7 @@ final class AudioEncoder {
         if produced > 0 {
             let written = converted!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, produced) }
             guard written >= produced else { throw .ffmpeg(FFmpegError(call: "av_audio_fifo_write", code: written < 0 ? written : cffmpeg_averror(ENOMEM))) }
+            samplesQueued += Int64(produced)
         }
     }
 
