@@ -52,8 +52,8 @@ CAMERA = ['--video', 'test-pattern', '--size', '320x240']
 
 
 class Case:
-    def __init__(self, name, arguments, output, pauses=0, cameras=(30,), audio=True, seconds=4):
-        self.name, self.arguments, self.output = name, arguments, output
+    def __init__(self, name, arguments, output, pauses=0, cameras=(30,), audio=True, seconds=4, segment=None):
+        self.name, self.arguments, self.output, self.segment = name, arguments, output, segment
         self.pauses, self.cameras, self.audio, self.seconds = pauses, cameras, audio, seconds
         # With %c each camera has a file, and each of them holds the audio.
         self.audio_copies = len(cameras) if '%c' in output else 1
@@ -64,7 +64,7 @@ CASES = [Case(ext, CAMERA + TONE, 'out.' + ext) for ext in ('mp4', 'mov', 'mkv',
     # A file per camera: the readers read one video track of a file.
     Case('two-cameras', ['--video', 'test-pattern,size=320x240,fps=30', '--video', 'test-pattern,size=160x120,fps=15'] + TONE,
          'cam%c.mp4', cameras=(30, 15)),
-    Case('segments', CAMERA + TONE + ['--segment-duration', '1.5'], 'seg-%n.mkv'),
+    Case('segments', CAMERA + TONE + ['--segment-duration', '1.5'], 'seg-%n.mkv', segment=1.5),
     Case('webm-pauses', CAMERA + TONE, 'paused.webm', pauses=2),
 ]
 
@@ -224,6 +224,13 @@ def check(case, status, events, stderr, folder):
     if named > max(1, len(files)):
         problems.append(f'a progress event names file {named}, and there are {len(files)}')
     video = bool(case.cameras)
+    # Each file but the last is cut where its segment ends, whatever the camera's lag.
+    if case.segment:
+        for segment in segments[:-1]:
+            if abs(segment['duration'] - case.segment) > FRAME + 1e-3:
+                problems.append(f"{segment['file']} lasts {segment['duration']} s, not the segment's {case.segment} s")
+            if case.audio and abs(segment['audioSamples'] - case.segment * 48000) >= CODEC_FRAME:
+                problems.append(f"{segment['file']} holds {segment['audioSamples']} audio samples, not {case.segment * 48000:.0f}")
     for segment in segments:
         reported = {'frames': segment['frames'] if video else None,
                     'audioSamples': segment['audioSamples'] if case.audio else None, 'duration': segment['duration']}

@@ -19,9 +19,15 @@ import Testing
             let line = try #require(reported.count > index ? reported[index] : nil)
             #expect(line.hasPrefix(path + ":"))
             let frames = Int(line.split(separator: ",")[1].split(separator: " ")[0]) ?? -1
-            // The clip lasts what the program slept, within a few frames of scheduling.
+            // The clip lasts about what the program slept: each switch and
+            // stop takes effect at the next frame, which on a starved machine
+            // comes late (half a second was seen beside a full test run).
+            // What must hold exactly is that the file lasts what was reported.
             let duration = Double(line.split(separator: " ")[1]) ?? 0
-            #expect(abs(duration - seconds) < 0.2, "\(line)")
+            #expect(duration > 0 && abs(duration - seconds) < 1, "\(line)")
+            let fileDuration = try runTool("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+            #expect(abs((Double(fileDuration.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - duration) < 0.04,
+                    "\(path) lasts \(fileDuration.stdout), \(line)")
             // What the delegate heard is what the file holds, and it decodes cleanly.
             #expect(try packetTimes(path).count == frames, "\(path)")
             #expect(try runTool("ffmpeg", ["-v", "error", "-xerror", "-i", path, "-f", "null", "-"]).status == 0)

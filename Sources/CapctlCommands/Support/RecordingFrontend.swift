@@ -131,8 +131,10 @@ final class RecordingFrontend: Sendable {
             reporter.progress(progress.statistics, limits: request.limits, freeSpace: progress.freeSpace,
                               streams: reporter.streamStatuses(progress.streams), audioLevels: recorder.readAudioLevels())
         }
-        session.stopRunning()
+        // The recorder finishes while the cameras still run: a stream sends
+        // the frames its encoder still held from before the end.
         let end = recorder.finish()
+        session.stopRunning()
         return RecordingOutcome.report(end, to: reporter, streams: reporter.streamStatuses(recorder.progress.streams),
                                        hasFile: recorder.fileOutput != nil)
     }

@@ -56,15 +56,17 @@ extension FileRecording {
 
     /// Takes a sample from the queue. Frames from shared encoders arrive a
     /// little after the audio captured with them (they were encoded on the
-    /// way): audio waits until the video has passed its end (at most a
-    /// second of it), so that samples are handled in time order and a cut
-    /// at a frame splits the audio exactly there.
+    /// way), on a busy machine seconds after: audio waits until the video
+    /// has passed its end (at most `heldAudioLimit` of it), so that samples
+    /// are handled in time order and a cut or a stop at a frame splits the
+    /// audio exactly there. It waits as a copy, so that the microphone's
+    /// own buffers go back to it at once.
     func handle(_ sample: SampleBuffer, from index: Int) {
         // Once the shared video has ended, nothing comes to pass the audio.
         guard sharedVideo.keys.contains(where: { !endedInputs.contains($0) }) else { return process(sample, from: index) }
         switch sample {
-        case .audio:
-            heldAudio.append((index, sample))
+        case .audio(let audio):
+            heldAudio.append((index, .audio(audio.copied())))
             releaseHeldAudio(videoAt: videoReach)
         case .video(let video):
             releaseHeldAudio(videoAt: video.presentationTime)
@@ -74,13 +76,17 @@ extension FileRecording {
         }
     }
 
+    /// How far audio may run ahead of a shared encoder's video before it
+    /// is handled anyway (an encoder that stopped delivering).
+    static let heldAudioLimit = MediaTime(value: 5, timescale: 1).nanoseconds
+
     /// Handles the held audio that ends by `reach` (all of it with `all`),
-    /// and any that runs more than a second ahead of the video.
+    /// and any that runs more than `heldAudioLimit` ahead of the video.
     func releaseHeldAudio(videoAt reach: MediaTime?, all: Bool = false) {
         while let (index, sample) = heldAudio.first, !ended {
             let newest = heldAudio.last.map { sampleEnd($0.1) } ?? sampleEnd(sample)
             let due = all || reach.map { sampleEnd(sample) <= $0 } ?? false
-            guard due || newest - sample.presentationTime > MediaTime(value: 1, timescale: 1).nanoseconds else { return }
+            guard due || newest - sample.presentationTime > Self.heldAudioLimit else { return }
             heldAudio.removeFirst()
             process(sample, from: index)
         }

@@ -66,14 +66,17 @@ public final class LiveStreamOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Sends what is queued (within the policy's drain time), ends the stream
-    /// and closes the connection. `waitUntilFinished()` waits for it.
+    /// and closes the connection. `waitUntilFinished()` waits for it. What
+    /// was captured before the stop and is still in the encoder is sent too
+    /// (or counted as dropped once the drain time is up): the stream leaves
+    /// the encoder when it has finished.
     public func stopStreaming() {
         let running = lock.withLock { () -> StreamPublisher? in
             wanted = false
             return publisher
         }
-        leaveStage()
-        running?.finish(.stopped)
+        guard let running else { return leaveStage() }
+        running.finish(.stopped, waitingForEncoder: lock.withLock { joined != nil })
     }
 
     /// Waits until the stream's thread has ended.

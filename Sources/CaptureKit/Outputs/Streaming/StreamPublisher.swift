@@ -51,6 +51,9 @@ final class StreamPublisher: CompressedVideoSink, Sendable {
         var endTime: Int64?
         /// When stopping must have sent what it can (nanoseconds on the capture clock).
         var drainDeadline: Int64?
+        /// Stopping waits for the encoder's frames captured before `endTime`:
+        /// the queue stays open until one at or after it comes.
+        var awaitsEncoder = false
     }
 
     let configuration: Configuration
@@ -122,6 +125,13 @@ final class StreamPublisher: CompressedVideoSink, Sendable {
     }
 
     func compressionStage(_ stage: VideoCompressionStage, didEncode sample: VideoSampleBuffer) {
+        // Stopping: a frame from the end on says the encoder has given every frame before it.
+        let passedEnd = shared.withLock { shared -> Bool in
+            guard shared.awaitsEncoder, let end = shared.endTime, sample.presentationTime.nanoseconds.value >= end else { return false }
+            shared.awaitsEncoder = false
+            return true
+        }
+        if passedEnd { return queue.close() }
         let skip = shared.withLock { shared -> Bool in
             if sample.isKeyframe { shared.videoBroken = false }
             guard shared.videoBroken else { return false }
@@ -144,25 +154,60 @@ final class StreamPublisher: CompressedVideoSink, Sendable {
 
     /// Ends the stream: what is queued is sent (within the policy's drain
     /// time), then the container's end. Returns at once; `join()` waits.
-    func finish(_ reason: LiveStreamEndReason, at endTime: MediaTime? = nil) {
-        shared.withLock { shared in
+    ///
+    /// Stopped with video from an encoder still running, the frames
+    /// captured before the end that the encoder still holds (its lookahead,
+    /// or a backlog on a busy machine) are waited for, as a file waits for
+    /// them at its cut, until a frame from the end on comes or the drain
+    /// time is up (`closeIfDrainTimeIsUp()`): they are sent, or counted as
+    /// dropped, never lost unseen. The stage must stay joined until the
+    /// stream has finished.
+    func finish(_ reason: LiveStreamEndReason, at endTime: MediaTime? = nil, waitingForEncoder: Bool = false) {
+        let waits = shared.withLock { shared -> Bool in
             if shared.ending == nil {
                 shared.ending = reason
                 shared.endTime = (endTime ?? MonotonicClock.now()).nanoseconds.value
+                shared.awaitsEncoder = waitingForEncoder && reason == .stopped && configuration.video != nil && !shared.videoEnded
+            } else if !waitingForEncoder {
+                // The session stopped, or the stream failed: no more frames come.
+                shared.awaitsEncoder = false
             }
             if shared.drainDeadline == nil {
                 shared.drainDeadline = MonotonicClock.nowNanoseconds() + configuration.policy.drainTime.nanoseconds.value
             }
+            return shared.awaitsEncoder
         }
         // A connection or write under way gives up at the drain deadline too.
         if let cutoff = shared.withLock({ $0.drainDeadline }) { deadline.cut(at: cutoff) }
-        queue.close()
+        if !waits { queue.close() }
+    }
+
+    /// While stopping waits for the encoder: closes the queue once the
+    /// drain time is up. Answers when to look again (nanoseconds from now), nil when not waiting.
+    func closeIfDrainTimeIsUp() -> Int64? {
+        let left = shared.withLock { shared -> Int64? in
+            guard shared.awaitsEncoder, let deadline = shared.drainDeadline else { return nil }
+            let left = deadline - MonotonicClock.nowNanoseconds()
+            if left <= 0 { shared.awaitsEncoder = false }
+            return left
+        }
+        guard let left else { return nil }
+        if left <= 0 { queue.close(); return nil }
+        return left
     }
 
     func join() { thread.withLock { $0 }?.join() }
 
-    /// The video input ended (a camera went away): the stream goes on with audio alone.
-    func videoDidEnd() { shared.withLock { $0.videoEnded = true } }
+    /// The video input ended (a camera went away): the stream goes on with
+    /// audio alone; a stop that waited for its encoder waits no longer.
+    func videoDidEnd() {
+        let waited = shared.withLock { shared -> Bool in
+            shared.videoEnded = true
+            defer { shared.awaitsEncoder = false }
+            return shared.awaitsEncoder
+        }
+        if waited { queue.close() }
+    }
 
     /// Whether video leads the stream (its time zero, its limit): it has a
     /// video input that has not ended.

@@ -46,7 +46,9 @@ final class StreamSender {
 
     func run() {
         while true {
-            let wait = retryAt.map { max(0, $0 - MonotonicClock.nowNanoseconds()) }
+            var wait = retryAt.map { max(0, $0 - MonotonicClock.nowNanoseconds()) }
+            // Stopping while the encoder's last frames are awaited: look again at the drain deadline.
+            if let left = publisher.closeIfDrainTimeIsUp() { wait = min(wait ?? left, left) }
             let queued = queue.take(timeoutNanoseconds: wait)
             if queued == nil && queue.isClosed && queue.isEmpty { break }
             askForOwedKeyframe()
