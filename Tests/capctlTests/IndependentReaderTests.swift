@@ -157,7 +157,7 @@ import Testing
         #expect(segments.count == 2, "\(recorder.events)")
         for segment in segments {
             let file = try #require(segment["file"] as? String)
-            try Self.check(Self.reported(segment, file: file), in: scratch, "camera", videoMayStartLate: frame)
+            try Self.check(Self.reported(segment, file: file), in: scratch, "camera", videoMayStartLate: Self.frame)
         }
     }
 
