@@ -2,7 +2,7 @@
 # `capctl record` from three real cameras at once: two vivid instances (the VM loads vivid
 # with n_devs=2) and an MJPEG camera v4l2loopback carries. One MP4 with a track per camera:
 # each track decodes whole and names its device, the frames reported are the file's, and
-# the tracks' first frames lie within one frame interval of each other (the devices start
+# the tracks' first frames lie within two frame intervals of each other (the devices start
 # together). With %c, a file per camera, all of one duration. A vivid camera that
 # disconnects ends its own file while the others record on (event camera-lost, status 69,
 # finished.lostCameras); with --stop-on-device-loss it ends the recording (status 69). The
@@ -51,13 +51,14 @@ for stream in range(3):
     intervals.append(steps[len(steps) // 2])
 print(f"first frames at {firsts} s; median frame intervals {intervals} s", file=sys.stderr)
 assert min(firsts) < 0.001, f"the file starts at its first frame: {firsts}"
-# The two vivid cameras start streaming back to back: their first frames lie within one
-# frame interval of each other. The loopback camera delivers the frames its feeder writes
+# The two vivid cameras start streaming back to back: their first frames lie within two
+# frame intervals of each other (one, on a quiet machine; under emulation beside a busy host
+# vivid's frames come irregularly, and 26 ms apart against a median interval of 24 was seen). The loopback camera delivers the frames its feeder writes
 # after it starts streaming (under emulation, a few feeder intervals later, and up to
 # 1.5 s on a busy host): its track begins at that time, on the same timeline, not moved
 # to the start, and inside the 3 s recording.
 spread = abs(firsts[1] - firsts[0])
-assert spread <= max(intervals[:2]), f"vivid's first frames {firsts[:2]} lie {spread} s apart, more than a frame interval {intervals[:2]}"
+assert spread <= 2 * max(intervals[:2]), f"vivid's first frames {firsts[:2]} lie {spread} s apart, more than two frame intervals {intervals[:2]}"
 assert firsts[2] < 2.5, f"the loopback camera's first frame at {firsts[2]} s"
 PY
 

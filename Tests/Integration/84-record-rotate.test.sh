@@ -32,7 +32,10 @@ rotates_past_a_full_disk() {
   written=$(event_field events.json finished bytes)
   least=$(sort -n free.log | head -1)
   note "$written bytes written on a 3 MiB volume; least free space seen $least bytes, at the end $(free_bytes disk)"
-  ((written > 3 * 1048576)) || fail "only $written bytes written: the disk never filled"
+  # More than the volume holds above its floor: without deleting, the floor would have
+  # stopped it. (How much more depends on how fast the machine encodes: under emulation
+  # beside a busy host half the frames can be dropped, and 2.3 MB were written.)
+  ((written > 3 * 1048576 - 1048576)) || fail "only $written bytes written: the disk never filled"
   ((least >= 1048576 - 262144)) || fail "free space fell to $least bytes; the floor was 1 MiB"
   (($(free_bytes disk) >= 1048576 - 65536)) || fail "only $(free_bytes disk) bytes left; the floor was 1 MiB"
   assert_eq "not the recording's" "$(cat disk/notes.txt)"

@@ -12,7 +12,12 @@ truncate -s 256M "$work/disk.img"
 loop=$(losetup -f --show "$work/disk.img") || fail "no loop device"
 sectors=$(blockdev --getsz "$loop")
 # Reads at once, writes 500 ms late.
-dmsetup create capctl-slow --table "0 $sectors delay $loop 0 0 $loop 0 500" || fail "no dm-delay target"
+dmsetup create capctl-slow --noudevsync --table "0 $sectors delay $loop 0 0 $loop 0 500" || fail "no dm-delay target"
+# No udev runs in the virtual machine: the device's node is made here.
+dmsetup mknodes capctl-slow >/dev/null 2>&1 || true
+disk=/dev/mapper/capctl-slow
+[[ -b $disk ]] || disk=/dev/$(dmsetup info -c --noheadings -o blkdevname capctl-slow | tr -d ' ')
+[[ -b $disk ]] || fail "no block device for capctl-slow"
 cleanup() {
   [[ -n ${dirty:-} ]] && echo "$dirty" >/proc/sys/vm/dirty_bytes
   umount "$work/slow" 2>/dev/null || true
@@ -21,9 +26,9 @@ cleanup() {
   losetup -d "$loop" 2>/dev/null || true
 }
 trap cleanup EXIT
-mkfs.ext4 -q /dev/mapper/capctl-slow || fail "mkfs.ext4 failed"
+mkfs.ext4 -q "$disk" || fail "mkfs.ext4 failed"
 mkdir -p "$work/slow"
-mount /dev/mapper/capctl-slow "$work/slow" || fail "cannot mount the slow disk"
+mount "$disk" "$work/slow" || fail "cannot mount the slow disk"
 # A small board's page cache: past 1 MiB of dirty data a writer waits for the disk, so a
 # stalled disk stalls capctl's writing thread, not only the kernel's writeback.
 dirty=$(cat /proc/sys/vm/dirty_bytes)

@@ -163,8 +163,13 @@ def wait_for_media(events, seconds, process, timeout=60):
         time.sleep(0.05)
 
 
+READINGS = []
+
+
 def check_file(path, reported, problems, label, late=1e-3, lost_frames=0):
     readers = read(path)
+    READINGS.append((label, reported, {name: ((r.get('video') or {}).get('frames'), (r.get('audio') or {}).get('samples'))
+                                       for name, r in readers.items() if name != 'mediaconch'}))
     if len(readers) < 3:
         problems.append(f'{label}: only readers {sorted(readers)}')
     for name, reading in sorted(readers.items()):
@@ -264,6 +269,7 @@ def main():
     parser.add_argument('--keep', help='keep the files of failed runs under this folder')
     parser.add_argument('--case', action='append', help='run only these cases (by name)')
     parser.add_argument('--dir', help='make the recordings in folders under this one')
+    parser.add_argument('--table', action='store_true', help="print each file's reported and read frames and audio samples")
     parser.add_argument('--stall', help="with --condition disk: a shell command that holds the disk's writes for $1 seconds")
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
@@ -299,6 +305,11 @@ def main():
                 else:
                     passed += 1
                     print(f'PASS {label} ({took:.1f} s; {facts})', flush=True)
+                if options.table:
+                    for file, reported, readings in READINGS:
+                        read = ', '.join(f'{name} {v}/{a}' for name, (v, a) in sorted(readings.items()))
+                        print(f"    {file}: reported {reported.get('frames')}/{reported.get('audioSamples')}; read {read}", flush=True)
+                READINGS.clear()
                 shutil.rmtree(folder, ignore_errors=True)
     print(f'{passed} passed, {failed} failed')
     return 1 if failed else 0

@@ -199,9 +199,6 @@ extension FileRecording {
         delegateCall { $1.fileOutput($0, didFinishRecordingTo: record, error: error) }
     }
 
-    /// Reports a file that could not be made (its folder missing, a file in
-    /// the way) as finished with the error, so that every file a recording
-    /// was asked to write reaches `didFinishRecordingTo` once.
     /// Whether `file` ends with no media in any of its parts because the
     /// recording was stopped (asked to, or at a limit) before any reached
     /// it: a stop 70 ms after the start, before an encoder's first
@@ -228,6 +225,9 @@ extension FileRecording {
         reportUnmade(path: part.path, index: index, error: .noDataCaptured(path: part.path))
     }
 
+    /// Reports a file that could not be made (its folder missing, a file in
+    /// the way) as finished with the error, so that every file a recording
+    /// was asked to write reaches `didFinishRecordingTo` once.
     func reportUnmade(path: String, index: Int, error: RecordingError) {
         let record = RecordedFile(path: path, index: index, duration: .zero, bytes: 0, videoFrames: 0, audioSamples: 0, isComplete: false,
                                   wasCreated: false)

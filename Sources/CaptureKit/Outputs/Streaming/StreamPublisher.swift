@@ -139,12 +139,19 @@ final class StreamPublisher: CompressedVideoSink, Sendable {
             return true
         }
         guard !skip else { return }
-        if !queue.put(Queued(item: .video(sample), queuedAt: MonotonicClock.nowNanoseconds())), !queue.isClosed {
-            shared.withLock { shared in
-                shared.statistics.droppedVideoFrames += 1
-                shared.videoBroken = true
-                shared.keyframeOwed = true
+        guard !queue.put(Queued(item: .video(sample), queuedAt: MonotonicClock.nowNanoseconds())) else { return }
+        let closed = queue.isClosed
+        shared.withLock { shared in
+            if closed {
+                // After the end: a frame captured before it that the encoder
+                // gave too late (past the drain time) is lost; one after it
+                // never belonged to the stream.
+                if let end = shared.endTime, sample.presentationTime.nanoseconds.value < end { shared.statistics.droppedVideoFrames += 1 }
+                return
             }
+            shared.statistics.droppedVideoFrames += 1
+            shared.videoBroken = true
+            shared.keyframeOwed = true
         }
     }
 
@@ -159,8 +166,8 @@ final class StreamPublisher: CompressedVideoSink, Sendable {
     /// captured before the end that the encoder still holds (its lookahead,
     /// or a backlog on a busy machine) are waited for, as a file waits for
     /// them at its cut, until a frame from the end on comes or the drain
-    /// time is up (`closeIfDrainTimeIsUp()`): they are sent, or counted as
-    /// dropped, never lost unseen. The stage must stay joined until the
+    /// time is up (`closeIfDrainTimeIsUp()`): they are sent, or, coming
+    /// later, counted as dropped. The stage must stay joined until the
     /// stream has finished.
     func finish(_ reason: LiveStreamEndReason, at endTime: MediaTime? = nil, waitingForEncoder: Bool = false) {
         let waits = shared.withLock { shared -> Bool in
