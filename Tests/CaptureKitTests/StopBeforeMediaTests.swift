@@ -9,21 +9,26 @@ import Testing
 @Suite struct StopBeforeMediaTests {
     typealias Heard = RecordingDelegateContractTests.Heard
 
-    /// A recording of a camera at `framesPerSecond` (test pattern, encoded
-    /// to H.264 by the shared encoder), started `delay` after its last frame
-    /// and stopped 50 ms later: before its next frame.
-    static func stopBetweenFrames(framesPerSecond: Double, into path: String) throws -> Heard {
+    /// A recording of a test pattern camera at 0.1 fps (encoded to H.264 by
+    /// the shared encoder), started once its first frame has come and
+    /// stopped 50 ms later: ten seconds before its next frame.
+    static func stopBetweenFrames(into path: String) throws -> Heard {
         let session = CaptureSession()
-        let camera = TestPatternSource(request: CaptureVideoRequest(width: 160, height: 120, framesPerSecond: framesPerSecond))
+        let camera = TestPatternSource(request: CaptureVideoRequest(width: 160, height: 120, framesPerSecond: 0.1))
         session.addInput(CaptureInput(source: camera))
+        let frames = CaptureConnectionTests.Counter()
+        let watcher = VideoDataOutput()
+        watcher.setSampleBufferDelegate(frames, queue: nil)
+        session.addOutput(watcher)
         let output = MovieFileOutput()
         session.addOutput(output)
         try session.startRunning()
         defer { session.stopRunning() }
-        // The first frame is stamped as the session starts; the next comes a second later.
-        Thread.sleep(forTimeInterval: 0.2)
+        // The first frame is stamped as the session starts; the next comes ten seconds later.
+        #expect(eventually { frames.count >= 1 })
         let heard = Heard()
         output.startRecording(to: path, recordingDelegate: heard)
+        // The stop the test is about: 50 ms after the start, as a script's early stop comes.
         Thread.sleep(forTimeInterval: 0.05)
         output.stopRecording()
         #expect(heard.wait(files: 1, endings: 1))
@@ -33,7 +38,7 @@ import Testing
     @Test func aStopBeforeTheFirstFrameLeavesNoFileAndNoError() throws {
         let scratch = try WriterScratchDirectory()
         let path = scratch.file("early.mp4")
-        let heard = try Self.stopBetweenFrames(framesPerSecond: 1, into: path)
+        let heard = try Self.stopBetweenFrames(into: path)
         let (file, error) = try #require(heard.files.first)
         #expect(error == .noDataCaptured(path: path))
         #expect(error?.recordingSuccessfullyFinished == false)
@@ -57,7 +62,7 @@ import Testing
         defer { session.stopRunning() }
         let heard = Heard()
         output.startRecording(to: path, recordingDelegate: heard)
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(eventually { output.statistics.videoFrames >= 1 })
         output.stopRecording()
         #expect(heard.wait(files: 1, endings: 1))
         let (file, error) = try #require(heard.files.first)

@@ -43,10 +43,10 @@ extension AssetWriterInput {
                 if fillsFromSessionStart {
                     // The file's start on the encoder's clock (the timeline offset included).
                     let fileStart = writer.fileStartTime.converted(toTimescale: encoder.sampleRate)
-                    let leading = fileStart.isNumeric ? try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in
+                    let filled = fileStart.isNumeric ? try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in
                         try self.sendEncoded(packet)
-                    } : 0
-                    firstAudioTime = leading > 0 ? fileStart.value : start.value
+                    } : false
+                    firstAudioTime = filled ? fileStart.value : start.value
                 } else {
                     firstAudioTime = start.value
                 }
@@ -61,7 +61,7 @@ extension AssetWriterInput {
                 planes[0] = UnsafePointer((base + skipSamples * frameBytes).assumingMemoryBound(to: UInt8.self))
             }
             do throws(WriterError) {
-                _ = try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
+                try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
                     try encoder.append(planes: pointer.baseAddress!, count: Int32(keepSamples), format: format.raw, rate: Int32(sampleRate),
                                                channels: Int32(channels), time: start.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
                 }

@@ -130,7 +130,11 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// (a device's slow or fast clock stretched or squeezed), and the
     /// silence that fills a jump in the stamps (`writtenSilenceSampleCount`).
     /// Samples the resampler still holds count once the input is finished.
-    public var writtenAudioSampleCount: Int { lock.withLock { audioEncoder.map { Int($0.samplesQueued) } ?? releasedAudioCounts.samples } }
+    public var writtenAudioSampleCount: Int { writtenAudioCounts.samples }
+    /// Both audio counts, read at once.
+    var writtenAudioCounts: (samples: Int, silence: Int) {
+        lock.withLock { audioEncoder.map { (Int($0.samplesQueued), Int($0.silenceQueued)) } ?? releasedAudioCounts }
+    }
     /// The encoder's counts, kept when it is let go.
     var releasedAudioCounts = (samples: 0, silence: 0)
 
@@ -138,7 +142,7 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// put in where its samples' time stamps jumped ahead (samples lost
     /// before they reached it): the track stays as long as its time stamps
     /// say, in every container.
-    public var writtenSilenceSampleCount: Int { lock.withLock { audioEncoder.map { Int($0.silenceQueued) } ?? releasedAudioCounts.silence } }
+    public var writtenSilenceSampleCount: Int { writtenAudioCounts.silence }
 
     /// Whether, as the writer finishes, audio that ends before the last
     /// session's end (its tail lost on the way: a process stopped near the

@@ -126,31 +126,25 @@ final class AudioEncoder {
     /// in the file and returned as such. (Sessions lie end to end on the
     /// file's timeline, so a pause opens no jump.) One backward drops the
     /// samples already laid down. `planes` holds 16 pointers, nil past the
-    /// input's planes. Returns how many of the `count` samples it took
-    /// (those a step back dropped are not), and how many samples of
-    /// silence (at the encoder's rate) it put before them.
-    @discardableResult
+    /// input's planes. What it queued, silence included, is counted in
+    /// `samplesQueued` and `silenceQueued`.
     func append(planes: UnsafePointer<UnsafePointer<UInt8>?>, count: Int32, format: AVSampleFormat, rate: Int32, channels: Int32,
-                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> (taken: Int32, silence: Int64) {
+                time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         try prepareResampler(format: format, rate: rate, channels: channels, sink: sink)
         var time = time
         var skip: Int32 = 0
-        var silence: Int64 = 0
         if let next = nextInputTime {
             let drift = time - next
             let jump = Int64(frameSize)
             if drift > jump {
                 try drainResampler()
                 // Where the resampler's last samples ended up: the silence starts there.
-                if let after = nextInputTime, time > after {
-                    silence = time - after
-                    try queueSilence(silence, sink: sink)
-                }
+                if let after = nextInputTime, time > after { try queueSilence(time - after, sink: sink) }
                 try compensate(drift: 0)
             } else if drift < -jump {
                 // These samples' start is already in the file: keep the rest.
                 let drop = av_rescale_rnd(-drift, Int64(rate), Int64(sampleRate), AV_ROUND_UP)
-                if drop >= Int64(count) { return (0, 0) }
+                if drop >= Int64(count) { return }
                 skip = Int32(drop)
                 time = next
             } else {
@@ -168,29 +162,25 @@ final class AudioEncoder {
             try shifted.withUnsafeBufferPointer { pointer throws(WriterError) in try convert(planes: pointer.baseAddress!, count: count - skip) }
         }
         try encodeQueued(final: false, sink: sink)
-        return (count - skip, silence)
     }
 
     /// Fills what is missing before `time` (in samples at the encoder's
     /// rate) with silence, when that is more than a frame: the end of a
-    /// session whose last samples were lost. Returns the samples put in.
-    @discardableResult
-    func fillSilence(until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
+    /// session whose last samples were lost.
+    func fillSilence(until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) {
         try drainResampler()
-        guard let next = nextInputTime, time - next > Int64(frameSize) else { return 0 }
+        guard let next = nextInputTime, time - next > Int64(frameSize) else { return }
         try queueSilence(time - next, sink: sink)
-        return time - next
     }
 
     /// Before the first samples: starts the track at `start` (in samples at
     /// the encoder's rate) with silence up to `time`, where the first
-    /// samples go, when that is more than a frame. Returns the samples put in.
-    @discardableResult
-    func fillSilence(from start: Int64, until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Int64 {
-        guard fifoTime == nil, time - start > Int64(frameSize) else { return 0 }
+    /// samples go, when that is more than a frame. Returns whether it did.
+    func fillSilence(from start: Int64, until time: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(WriterError) -> Void) throws(WriterError) -> Bool {
+        guard fifoTime == nil, time - start > Int64(frameSize) else { return false }
         fifoTime = start
         try queueSilence(time - start, sink: sink)
-        return time - start
+        return true
     }
 
     /// Queues `count` samples of silence: what a device lost, or a gap its

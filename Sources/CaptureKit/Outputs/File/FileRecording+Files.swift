@@ -128,7 +128,7 @@ extension FileRecording {
         let held = part.writerInputs.values.filter { $0.mediaType == .video }
         let before = held.reduce((written: 0, skipped: 0)) { ($0.written + $1.writtenFrameCount, $0.skipped + $1.framesSkippedBeforeKeyframe) }
         let microphones = part.writerInputs.values.filter { $0.mediaType == .audio }
-        let audioBefore = microphones.reduce((samples: 0, silence: 0)) { ($0.samples + $1.writtenAudioSampleCount, $0.silence + $1.writtenSilenceSampleCount) }
+        let audioBefore = RecordingFileWriter.audioCounts(microphones)
         if part.writer.status == .writing {
             do { try part.writer.finishWriting() } catch let failure { error = RecordingFileFactory.writeError(failure, path: part.path) }
         } else if let failure = part.writer.error {
@@ -139,11 +139,7 @@ extension FileRecording {
         let late = max(0, after.written - before.written)
         part.videoFrames += late
         // Silence that filled a tail of audio lost before the cut is in the file too.
-        let audioAfter = microphones.reduce((samples: 0, silence: 0)) { ($0.samples + $1.writtenAudioSampleCount, $0.silence + $1.writtenSilenceSampleCount) }
-        part.audioSamples += audioAfter.samples - audioBefore.samples
-        file.audioSamples += audioAfter.samples - audioBefore.samples
-        part.silenceSamples += audioAfter.silence - audioBefore.silence
-        file.silenceSamples += audioAfter.silence - audioBefore.silence
+        file.countAudio(since: audioBefore, of: microphones, in: part)
         file.videoFrames += late
         if after.skipped > before.skipped { lock.withLock { stats.droppedBeforeKeyframe += after.skipped - before.skipped } }
         // With a file per camera, each counts its own camera's frames: one

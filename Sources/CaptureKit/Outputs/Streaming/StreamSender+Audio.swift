@@ -22,13 +22,13 @@ extension StreamSender {
         let planes = Self.planes(of: audio, base: base, skipping: skip)
         let timeout = writeTimeout
         var failure: WriterError?
-        var silence: Int64 = 0
+        let silenceBefore = encoder.silenceQueued
         do throws(WriterError) {
             try planes.withUnsafeBufferPointer { pointer throws(WriterError) in
-                silence = try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
+                try encoder.append(planes: pointer.baseAddress!, count: Int32(count), format: audio.format.raw, rate: Int32(audio.sampleRate),
                                    channels: Int32(audio.channels), time: time) { packet throws(WriterError) in
                     try self.sendAudio(packet, into: muxer, timeout: timeout)
-                }.silence
+                }
             }
         } catch {
             failure = error
@@ -39,7 +39,7 @@ extension StreamSender {
             return end(failing: failure)
         }
         // The silence that filled a jump in the stamps is sent audio too (at the encoder's rate).
-        shared.withLock { $0.statistics.audioSamplesSent += Int64(count) + silence }
+        shared.withLock { $0.statistics.audioSamplesSent += Int64(count) + encoder.silenceQueued - silenceBefore }
         advanceSent(to: start + av_rescale(Int64(audio.frameCount), 1_000_000_000, rate), muxer: muxer)
     }
 
