@@ -88,7 +88,8 @@ import Testing
         #expect(abs(input.writtenAudioSampleCount - 72000) <= frame, "\(container): \(input.writtenAudioSampleCount) counted")
         #expect(abs(input.writtenSilenceSampleCount - 24000) <= frame, "\(container): silence \(input.writtenSilenceSampleCount)")
         let decoded = try Self.decodedSamples(path)
-        #expect(abs(decoded - input.writtenAudioSampleCount) < frame + (codec == .pcm(.s16) ? 0 : 1024),
+        // Less than a codec frame: the leading silence's encoder priming is not in the file.
+        #expect(abs(decoded - input.writtenAudioSampleCount) < max(frame, 2),
                 "\(container): \(decoded) decoded, \(input.writtenAudioSampleCount) counted")
     }
 }

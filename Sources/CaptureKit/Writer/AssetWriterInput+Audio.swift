@@ -43,10 +43,13 @@ extension AssetWriterInput {
                 if fillsFromSessionStart {
                     // The file's start on the encoder's clock (the timeline offset included).
                     let fileStart = writer.fileStartTime.converted(toTimescale: encoder.sampleRate)
+                    // Set before the silence is encoded: the encoder's priming, which
+                    // comes out with it, ends there and is left out (`dropsPriming`).
+                    firstAudioTime = fileStart.isNumeric ? fileStart.value : start.value
                     let filled = fileStart.isNumeric ? try encoder.fillSilence(from: fileStart.value, until: start.value) { packet throws(WriterError) in
                         try self.sendEncoded(packet)
                     } : false
-                    firstAudioTime = filled ? fileStart.value : start.value
+                    if !filled { firstAudioTime = start.value }
                 } else {
                     firstAudioTime = start.value
                 }
