@@ -217,5 +217,12 @@ import Testing
         #expect(recorder.files.allSatisfy { !$0.isComplete && $0.videoFrames == 0 })
         #expect(output.statistics.videoFrames == 0)
         #expect(output.statistics.dropped == frames.count)
+        // A file the writer removed (no keyframe ever came) is listed nowhere, and its time is in no file.
+        if path == .h264Copied || path == .h264Encoded {
+            #expect(!FileManager.default.fileExists(atPath: file))
+            #expect(output.statistics.files.isEmpty)
+            #expect(output.statistics.duration == .zero, "\(path): \(output.statistics.duration)")
+            #expect(recorder.files.allSatisfy { $0.duration == .zero })
+        }
     }
 }

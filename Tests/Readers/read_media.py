@@ -8,7 +8,7 @@ alone would let a muxer bug and the matching demuxer's leniency cancel out. Thes
 readers share no code with FFmpeg (ffprobe stays as the baseline). By default
 every reader that applies to the container (told by the extension) runs.
 
-gst-pull    GStreamer 1.22: filesrc ! DEMUXER, each demuxer pad through a queue
+gst-pull    GStreamer 1.22: filesrc ! DEMUXER, each demuxer pad through an unbounded queue
             and decodebin into fakesink; pad probes count decoded video frames
             and audio sample frames. Times are stream time, the position a
             player shows (edit lists and the demuxer's segment applied).
@@ -223,8 +223,13 @@ def read_gst(path, family, push):
 
     def on_demuxed(_, pad):
         # a thread per stream, as playbin's multiqueue gives: with every decoder
-        # on the demuxer's one thread, one blocks the others and nothing flows
-        queue, dec = add('queue'), add('decodebin')
+        # on the demuxer's one thread, one blocks the others and nothing flows.
+        # Unbounded, as a multiqueue grows a queue while another is empty: the
+        # pipeline reaches PAUSED only once every decodebin has seen its first
+        # buffer, and a track that starts a second or more after the other
+        # (audio from 0, a late camera's first frame) would otherwise fill the
+        # other's queue behind its prerolled sink and stall the demuxer.
+        queue, dec = add('queue', max_size_time=0, max_size_buffers=0, max_size_bytes=0), add('decodebin')
         dec.connect('pad-added', on_decoded)
         queue.link(dec)
         pad.link(queue.get_static_pad('sink'))

@@ -24,7 +24,7 @@ MediaConch, ffprobe) and must agree with the events capctl printed: frames withi
 one, audio within one codec frame, durations within one frame, both tracks from 0,
 no reader's warning. Losses are allowed only where reported: the frames written
 and the frames reported dropped add up to what the cameras sent over the recorded
-time, the audio to the recorded time, and the silence the writer put in to keep
+time, the audio to the time the files hold, and the silence the writer put in to keep
 sync is no more than the audio reported lost.
 
 Prints one line per run ("PASS condition case" or "FAIL condition case: why"),
@@ -228,6 +228,15 @@ def check(case, status, events, stderr, folder):
         return [f'exit {status}, {len(finished)} finished events; stderr: {stderr.strip()[-400:]}']
     end = finished[-1]
     segments = [e for e in events if e.get('event') == 'segment']
+    # A file into which nothing decodable came (its time all inside a stop) is removed, and
+    # its event says so: no time, no bytes, an error. It is listed nowhere.
+    removed = [s for s in segments if s.get('error') and not s.get('bytes') and not s.get('complete')]
+    for segment in removed:
+        if segment['duration'] or segment['frames'] or segment['audioSamples']:
+            problems.append(f"{segment['file']} was removed and its event reports media: {segment}")
+        if os.path.exists(os.path.join(folder, segment['file'])):
+            problems.append(f"{segment['file']} is reported removed and is there")
+    segments = [s for s in segments if s not in removed]
     files = end.get('files') or []
     if [s['file'] for s in segments] != files:
         problems.append(f"segment events name {[s['file'] for s in segments]}, finished lists {files}")
@@ -251,14 +260,16 @@ def check(case, status, events, stderr, folder):
         late = 1 / min(case.cameras) if len(case.cameras) > 1 else 1e-3
         check_file(os.path.join(folder, segment['file']), reported, problems, segment['file'], late, end.get('droppedFrames', 0))
     duration = end['duration']
-    # Losses only where reported: what was written and what was lost add up to the recorded time.
+    # Losses only where reported: what was written and what was lost add up to the recorded
+    # time (a limit's, when a removed file's time is in no file).
+    recorded = case.seconds if end.get('reason') == 'max-duration' else duration
     if video:
-        sent = sum(rate * duration for rate in case.cameras)
+        sent = sum(rate * recorded for rate in case.cameras)
         accounted = end['frames'] + end['droppedFrames']
         # Each camera may start or end one frame apart from the recording's cut, and a file of each segment too.
         slack = 2 * len(case.cameras) * max(1, len(segments))
         if abs(accounted - sent) > slack:
-            problems.append(f"{end['frames']} frames + {end['droppedFrames']} dropped = {accounted}, {sent:.0f} sent in {duration} s")
+            problems.append(f"{end['frames']} frames + {end['droppedFrames']} dropped = {accounted}, {sent:.0f} sent in {recorded} s")
     if case.audio:
         expected = duration * 48000 * case.audio_copies
         if abs(end['audioSamples'] - expected) > CODEC_FRAME * max(1, len(segments)):

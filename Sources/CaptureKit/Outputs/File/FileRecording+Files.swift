@@ -117,6 +117,7 @@ extension FileRecording {
             return
         }
         for part in file.parts where !part.isFinished { finish(part, of: file) }
+        if file.parts.allSatisfy(\.wasRemoved) { removedDuration = removedDuration + file.closedDuration }
         publishStatistics()
         applyRetention()
     }
@@ -163,6 +164,7 @@ extension FileRecording {
             part.videoFrames = 0
             part.audioSamples = 0
             part.silenceSamples = 0
+            part.wasRemoved = true
         }
         if stoppedBeforeMedia(file, error: error, skippedBeforeKeyframe: after.skipped) {
             return reportNoDataCaptured(part, index: file.index)
@@ -170,7 +172,8 @@ extension FileRecording {
         let bytes = RecordingFileWriter.size(of: part.path)
         closedBytes += bytes
         // A part finished ahead of the others (its camera went away) ends where its camera's media did.
-        let duration = part.endDuration ?? file.closedDuration
+        // A removed file holds no time (its didFinishRecordingTo says so, with the error that says why).
+        let duration = part.wasRemoved ? .zero : part.endDuration ?? file.closedDuration
         var record = RecordedFile(path: part.path, index: file.index, duration: duration, bytes: bytes,
                                   videoFrames: part.videoFrames, audioSamples: part.audioSamples,
                                   isComplete: error?.recordingSuccessfullyFinished ?? true)
@@ -183,11 +186,13 @@ extension FileRecording {
         file.videoFrames -= part.videoFrames
         file.audioSamples -= part.audioSamples
         file.silenceSamples -= part.silenceSamples
-        lock.withLock {
-            stats.files.append(part.path)
-            stats.fileCount += 1
+        if !part.wasRemoved {
+            lock.withLock {
+                stats.files.append(part.path)
+                stats.fileCount += 1
+            }
+            retain(part.path)
         }
-        retain(part.path)
         if let error, !error.recordingSuccessfullyFinished, stopping == nil || stopping?.error == nil {
             stopping = (.error, error)
             lock.withLock { ending = true }
@@ -296,7 +301,7 @@ extension FileRecording {
 
     func publishStatistics() {
         // Runs for every sample: sums in place rather than building an array of the open files.
-        let duration = closedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
+        let duration = closedDuration - removedDuration + (current.map { $0.duration(upTo: nil) } ?? .zero)
         var bytes = closedBytes, frames = 0, samples = 0, silence = 0
         func add(_ file: RecordingFileWriter) {
             bytes += file.bytesWritten

@@ -245,6 +245,10 @@ final class FileRecording: @unchecked Sendable {
     var closedAudioSamples = 0
     var closedSilenceSamples = 0
     var closedDuration = MediaTime.zero
+    /// The time of files removed for holding nothing decodable (every part
+    /// of them): in no file, so left out of the reported duration, though
+    /// the limits count it as recorded.
+    var removedDuration = MediaTime.zero
     var closedBytes: Int64 = 0
     var pendingAudio: [(Int, SampleBuffer)] = []
     var endedInputs: Set<Int> = []

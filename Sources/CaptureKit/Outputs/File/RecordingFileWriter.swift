@@ -274,6 +274,9 @@ final class RecordingFilePart {
     private var listedInUse = true
     /// For a part finished ahead of the others, the media time it holds.
     var endDuration: MediaTime?
+    /// Whether the writer removed the file for holding nothing decodable:
+    /// it is listed nowhere and its time is in no reported duration.
+    var wasRemoved = false
 
     init(path: String, writer: AssetWriter, writerInputs: [Int: AssetWriterInput], camera: Int?) {
         self.path = path
