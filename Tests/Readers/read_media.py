@@ -279,7 +279,8 @@ def read_gst(path, family, push):
 # --- MediaInfo ----------------------------------------------------------------
 
 def read_mediainfo(path, family):
-    p = run(['mediainfo', '--Output=JSON', path])
+    # -f: the full report, which alone states Source_FrameCount (below).
+    p = run(['mediainfo', '--Output=JSON', '-f', path])
     warnings = lines(p.stderr)
     try:
         tracks = json.loads(p.stdout)['media']['track']
@@ -294,12 +295,16 @@ def read_mediainfo(path, family):
         start, duration = number(t.get('Delay', 0)), number(t.get('Duration'))
         return start, start + duration if None not in (start, duration) else None
 
-    # In MP4, QuickTime and M4A MediaInfo counts the sample table's entries. Matroska and
-    # MPEG-TS hold no frame count: there it states the duration times the frame rate of
-    # the stream's header, which is the count only when no frame is missing. That is an
-    # estimate, not a reading; it is left out (null).
+    # In MP4, QuickTime and M4A MediaInfo counts the sample table's entries: its
+    # Source_FrameCount. FrameCount is that count too, unless the edit list lasts longer
+    # than the samples' own times (a last frame held on screen for frames lost at the
+    # end): then it is the edit's duration times the frame rate, an estimate. Matroska
+    # and MPEG-TS hold no frame count: there MediaInfo states the duration times the
+    # frame rate of the stream's header, which is the count only when no frame is
+    # missing. That is an estimate, not a reading; it is left out (null).
     counts = family in ('mp4',)
-    v = track('frames', number(video.get('FrameCount'), int) if counts else None, *span(video)) if video else None
+    frames = video.get('Source_FrameCount', video.get('FrameCount')) if video else None
+    v = track('frames', number(frames, int) if counts else None, *span(video)) if video else None
     a = track('samples', number(audio.get('SamplingCount'), int), *span(audio),
               sampleRate=number(audio.get('SamplingRate'), int)) if audio else None
     return result(v, a, number(general.get('Duration')), warnings)
