@@ -192,14 +192,14 @@ final class RecordingFileWriter {
                 if latestEnd.map({ end > $0 }) ?? true { latestEnd = end }
                 if cameraEnds[index].map({ end > $0 }) ?? true { cameraEnds[index] = end }
             case .audio(let audio):
-                let before = Self.audioCounts([writerInput])
+                let before = Self.audioCounts(CollectionOfOne(writerInput))
                 try writerInput.appendAudio(audio.bytes, format: audio.format, channels: audio.channels, sampleRate: audio.sampleRate,
                                             presentationTime: audio.presentationTime)
                 // What the writer put in, counted in every file that holds it:
                 // the part of the buffer in any of the file's sessions (a
                 // buffer still on its way when the next stretch began goes into
                 // the stretch it was captured in).
-                countAudio(since: before, of: [writerInput], in: part)
+                countAudio(since: before, of: CollectionOfOne(writerInput), in: part)
                 if let session = countingSession {
                     let to = min(audio.presentationTime + audio.duration, session.end ?? .positiveInfinity)
                     if to > max(audio.presentationTime, session.start), latestEnd.map({ to > $0 }) ?? true { latestEnd = to }
@@ -220,7 +220,8 @@ final class RecordingFileWriter {
 
 
     /// The audio sample frames `inputs` have put into their files, and of them the silence.
-    static func audioCounts(_ inputs: [AssetWriterInput]) -> (samples: Int, silence: Int) {
+    /// (A sequence, so that one buffer's input goes as `CollectionOfOne`: no array for every buffer.)
+    static func audioCounts(_ inputs: some Sequence<AssetWriterInput>) -> (samples: Int, silence: Int) {
         inputs.reduce((samples: 0, silence: 0)) { total, input in
             let counts = input.writtenAudioCounts
             return (total.samples + counts.samples, total.silence + counts.silence)
@@ -228,7 +229,7 @@ final class RecordingFileWriter {
     }
 
     /// Counts into `part` (and this file) the audio `inputs` put in since their counts were `before`.
-    func countAudio(since before: (samples: Int, silence: Int), of inputs: [AssetWriterInput], in part: RecordingFilePart) {
+    func countAudio(since before: (samples: Int, silence: Int), of inputs: some Sequence<AssetWriterInput>, in part: RecordingFilePart) {
         let after = Self.audioCounts(inputs)
         part.audioSamples += after.samples - before.samples
         audioSamples += after.samples - before.samples
