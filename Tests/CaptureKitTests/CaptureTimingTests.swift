@@ -62,6 +62,34 @@ struct CaptureTimingTests {
         #expect(clock.mode == .monotonic)
     }
 
+    @Test func stampsBeforeTheStreamStartedMoveToItsStart() {
+        let streamStart = monotonicNow - second / 2
+        let tolerance = second / 30 + 10_000_000
+        func time(_ clock: inout Clock, _ stamp: Int64) -> Int64 {
+            clock.monotonicTime(flags: Clock.timestampMonotonic, timestamp: stamp, monotonicNow: monotonicNow,
+                                realtimeNow: realtimeNow, streamStart: streamStart, tolerance: tolerance)
+        }
+        var clock = Clock()
+        // A buffer left by another reader, written 4 s before STREAMON: moved to the start.
+        #expect(time(&clock, streamStart - 4 * second) == streamStart)
+        #expect(clock.replacedStamps == 1)
+        // A second leftover never goes before what was handed out already.
+        #expect(time(&clock, streamStart - 2 * second) == streamStart + 1)
+        // The frame being exposed as streaming began (within the tolerance) stays after them.
+        #expect(time(&clock, streamStart - tolerance + 1) == streamStart + 2)
+        #expect(clock.replacedStamps == 2)
+        // Then stamps are the driver's again.
+        #expect(time(&clock, streamStart + second / 30) == streamStart + second / 30)
+        // Alone, such a frame keeps its stamp.
+        var exposed = Clock()
+        #expect(time(&exposed, streamStart - tolerance + 1) == streamStart - tolerance + 1)
+        #expect(exposed.replacedStamps == 0)
+        // Without a stream start, the old rule alone: plausible stamps are kept.
+        var unguarded = Clock()
+        #expect(unguarded.monotonicTime(flags: Clock.timestampMonotonic, timestamp: streamStart - 4 * second,
+                                        monotonicNow: monotonicNow, realtimeNow: realtimeNow) == streamStart - 4 * second)
+    }
+
     @Test func sequenceGapsCountLostFrames() {
         var counter = SequenceGapCounter()
         #expect(counter.record(10) == 0)

@@ -58,6 +58,15 @@ import Testing
         CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: width, height: height, framesPerSecond: fps)))
     }
 
+    /// An input per fake camera, on /dev/fake-video0, /dev/fake-video1 … in order.
+    static func inputs(of cameras: [FakeV4L2Camera]) throws -> [CaptureDeviceInput] {
+        try cameras.enumerated().map { number, camera in
+            let input = try CaptureDeviceInput(device: camera.device(path: "/dev/fake-video\(number)"))
+            input.locksConfiguration = false
+            return input
+        }
+    }
+
     /// Records `inputs` with `output` to `template` on a session of their
     /// own until the recording ends by itself (a limit); the session stops.
     static func recordUntilItEnds(_ inputs: [CaptureInput], with output: MovieFileOutput, toTemplate template: String) throws -> Recorder {
@@ -201,11 +210,7 @@ import Testing
         let first = try FakeV4L2Camera(script: FakeV4L2Camera.numberedFrames(4))
         let second = try FakeV4L2Camera(script: FakeV4L2Camera.numberedFrames(4))
         second.streamOnError = ENOSPC
-        let inputs = try [first.device(path: "/dev/fake-video0"), second.device(path: "/dev/fake-video1")].map { device in
-            let input = try CaptureDeviceInput(device: device)
-            input.locksConfiguration = false
-            return input
-        }
+        let inputs = try Self.inputs(of: [first, second])
         let output = MovieFileOutput()
         let session = CaptureSession()
         for input in inputs { session.addInput(input) }
@@ -228,11 +233,7 @@ import Testing
         let scratch = try WriterScratchDirectory()
         let lost = try FakeV4L2Camera(script: [.pause] + FakeV4L2Camera.numberedFrames(20) + [.failDequeue(ENODEV)])
         let staying = try FakeV4L2Camera(script: [.pause] + FakeV4L2Camera.numberedFrames(20) + [.pause] + FakeV4L2Camera.numberedFrames(30, from: 20))
-        let inputs = try [lost.device(path: "/dev/fake-video0"), staying.device(path: "/dev/fake-video1")].map { device in
-            let input = try CaptureDeviceInput(device: device)
-            input.locksConfiguration = false
-            return input
-        }
+        let inputs = try Self.inputs(of: [lost, staying])
         let output = MovieFileOutput()
         output.stopsOnDeviceLoss = stopsOnLoss
         let session = CaptureSession()
@@ -317,5 +318,49 @@ import Testing
         let path = scratch.file("two.mp4")
         let file = try #require(recorder.files.first)
         #expect(try FFprobe.frames(path, stream: "v:0").count + FFprobe.frames(path, stream: "v:1").count == file.videoFrames)
+    }
+
+    /// v4l2loopback hands a new reader the buffer its writer left there, stamped
+    /// when it was written: here 4 s before the recording. That frame is moved to
+    /// the stream's start (and counted as a replaced stamp): every frame delivered
+    /// is in the file, and no track starts seconds early. Before the guard, the
+    /// frame was taken for one captured before the recording and dropped without
+    /// a count (39 frames in the file, 0 dropped, where 40 were delivered).
+    @Test func aStaleFirstBufferStartsNoTrackEarly() throws {
+        let scratch = try WriterScratchDirectory()
+        let path = scratch.file("two.mp4")
+        var staleScript = FakeV4L2Camera.numberedFrames(20)
+        if case .frame(var first) = staleScript[0] {
+            first.stampedAfterStreamOn = -4_000_000_000
+            staleScript[0] = .frame(first)
+        }
+        let stale = try FakeV4L2Camera(script: staleScript)
+        let fresh = try FakeV4L2Camera(script: FakeV4L2Camera.numberedFrames(20))
+        let inputs = try Self.inputs(of: [stale, fresh])
+        let output = MovieFileOutput()
+        let session = CaptureSession()
+        for input in inputs { session.addInput(input) }
+        session.addOutput(output)
+        let recorder = Recorder()
+        output.startRecording(to: path, recordingDelegate: recorder)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(stale.waitUntilScriptDone() && fresh.waitUntilScriptDone())
+        try #require(recorder.wait { _ in output.statistics.videoFrames + output.statistics.dropped >= 40 },
+                     "\(output.statistics.videoFrames) frames, \(output.statistics.dropped) dropped")
+        output.stopRecording()
+        try #require(recorder.wait { $0.reason != nil })
+        let file = try #require(recorder.files.first)
+        let tracks = try [FFprobe.frames(path, stream: "v:0"), FFprobe.frames(path, stream: "v:1")]
+        #expect(tracks[0].count + tracks[1].count == file.videoFrames)
+        #expect(file.videoFrames == 40, "\(file.videoFrames) frames in the file, \(output.statistics.dropped) dropped")
+        #expect((inputs[0].source as? V4L2CaptureSource)?.replacedTimestamps == 1)
+        for track in tracks {
+            let times = track.map(\.time)
+            let span = (times.max() ?? 0) - (times.min() ?? 0)
+            #expect(span < 1.5, "a track spans \(span) s")
+        }
+        let duration = try #require((FFprobe.format(path)["duration"] as? String).flatMap(Double.init))
+        #expect(abs(duration - file.duration.seconds) < 0.1, "the file lasts \(duration) s, \(file.duration.seconds) s reported")
     }
 }

@@ -224,15 +224,14 @@ import Testing
     @Test(arguments: DriverClock.allCases)
     func driverStampsBecomeMonotonic(clock: DriverClock) throws {
         let interval: Int64 = 33_333_333
-        let monotonicStart = MonotonicClock.nowNanoseconds() - 2_000_000_000
-        let realtimeStart = MonotonicClock.realtimeNanoseconds() - 2_000_000_000
-        let stampStart = clock.stampsRealtime ? realtimeStart : monotonicStart
         let script: [Step] = (0..<10).map { number in
             .frame(.init(bytes: [UInt8](repeating: UInt8(number), count: 64 * 48),
-                         timestamp: clock == .zero ? 0 : stampStart + Int64(number) * interval))
+                         timestamp: clock == .zero ? 0 : nil,
+                         stampedAfterStreamOn: clock == .zero ? nil : Int64(number) * interval))
         }
         let camera = try FakeV4L2Camera(script: script)
         camera.timestampFlags = clock.flags
+        camera.stampClock = clock.stampsRealtime ? CLOCK_REALTIME : CLOCK_MONOTONIC
         let source = try opened(camera)
         let before = MonotonicClock.nowNanoseconds()
         let (end, frames) = capture(source, count: 10)
@@ -240,14 +239,16 @@ import Testing
         #expect(end == .stopped)
         try #require(frames.count == 10)
         let times = frames.map(\.time)
+        let streamedOn = camera.streamedOnTime
         switch clock {
         case .monotonic, .unknownMonotonic:
-            #expect(times == (0..<10).map { monotonicStart + Int64($0) * interval })
+            #expect(times == (0..<10).map { streamedOn + Int64($0) * interval })
         case .unknownRealtime, .mislabelledRealtime:
             // Shifted by the offset between the clocks, measured once: the
             // spacing is the driver's, the place within a few milliseconds.
+            let offset = MonotonicClock.nowNanoseconds() - MonotonicClock.realtimeNanoseconds()
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == interval })
-            #expect(abs(times[0] - monotonicStart) < 5_000_000, "\(times[0] - monotonicStart) ns off")
+            #expect(abs(times[0] - (streamedOn + offset)) < 5_000_000, "\(times[0] - (streamedOn + offset)) ns off")
         case .copy, .zero:
             #expect(times.allSatisfy { $0 >= before && $0 <= after })
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 >= $0 })
@@ -258,18 +259,48 @@ import Testing
     /// After the clock is decided, a stamp that jumps out of what is
     /// plausible (a driver that wraps) is replaced by the dequeue time, and counted.
     @Test func anImplausibleStampIsReplacedAndCounted() throws {
-        let start = MonotonicClock.nowNanoseconds() - 2_000_000_000
-        var script: [Step] = (0..<6).map { .frame(.init(bytes: [UInt8(truncatingIfNeeded: $0)], timestamp: start + Int64($0) * 40_000_000)) }
-        script[3] = .frame(.init(bytes: [3], timestamp: start - 60_000_000_000))
+        var script: [Step] = (0..<6).map {
+            .frame(.init(bytes: [UInt8(truncatingIfNeeded: $0)], stampedAfterStreamOn: Int64($0) * 40_000_000))
+        }
+        script[3] = .frame(.init(bytes: [3], timestamp: MonotonicClock.nowNanoseconds() - 60_000_000_000))
         let camera = try FakeV4L2Camera(script: script)
         let source = try opened(camera)
         let before = MonotonicClock.nowNanoseconds()
         let (_, frames) = capture(source, count: 6)
         try #require(frames.count == 6)
+        let start = camera.streamedOnTime
         #expect(frames[2].time == start + 80_000_000)
         #expect(frames[3].time >= before)
         #expect(frames[4].time == start + 160_000_000)
         #expect(source.replacedTimestamps == 1)
+    }
+
+    /// v4l2loopback hands a new reader the buffer its writer left, stamped when it
+    /// was written. A first buffer stamped seconds before STREAMON moves to the
+    /// stream's start and is counted; one stamped within a frame of it is the
+    /// frame being exposed as streaming began, and keeps its stamp.
+    @Test(arguments: [-3_000_000_000, -9_000_000_000, -15_000_000] as [Int64])
+    func aFirstBufferStampedBeforeStreamOn(stale: Int64) throws {
+        let interval: Int64 = 33_333_333
+        let script: [Step] = [.frame(.init(bytes: [0], stampedAfterStreamOn: stale))]
+            + (1..<6).map { .frame(.init(bytes: [UInt8($0)], stampedAfterStreamOn: Int64($0) * interval)) }
+        let camera = try FakeV4L2Camera(script: script)
+        let source = try opened(camera)
+        let (_, frames) = capture(source, count: 6)
+        try #require(frames.count == 6)
+        let start = camera.streamedOnTime
+        #expect(frames.dropFirst().map(\.time) == (1..<6).map { start + Int64($0) * interval })
+        if -stale > interval + 10_000_000 {
+            // At the stream's start (taken just before the driver's STREAMON), not at its
+            // stale stamp, and before the next frame.
+            #expect(frames[0].time > start + stale + 1_000_000_000, "\(start - frames[0].time) ns before STREAMON")
+            #expect(frames[0].time <= start)
+            #expect(frames[0].time < frames[1].time)
+            #expect(source.replacedTimestamps == 1)
+        } else {
+            #expect(frames[0].time == start + stale)
+            #expect(source.replacedTimestamps == 0)
+        }
     }
 
     // MARK: H.264

@@ -21,6 +21,9 @@ final class FakeV4L2Camera: @unchecked Sendable {
         var flags: UInt32 = 0
         /// The driver's stamp in nanoseconds; nil stamps it on the camera's clock.
         var timestamp: Int64? = nil
+        /// Stamps it this many nanoseconds after the last VIDIOC_STREAMON, on the
+        /// camera's clock (negative: before it, as a buffer another reader left).
+        var stampedAfterStreamOn: Int64? = nil
         /// BYTESUSED; nil for `bytes.count`.
         var bytesUsed: Int? = nil
     }
@@ -84,8 +87,11 @@ final class FakeV4L2Camera: @unchecked Sendable {
         var queued: [Int] = []
         var filled: [V4L2DequeuedBuffer] = []
         var sequence: UInt32 = 0
-        /// Where the stamps start: the camera clock at STREAMON, less `backdate`.
+        /// Where the stamps start: the camera clock at the first STREAMON; after
+        /// a restart, moved on so that the next frame is stamped at the new STREAMON.
         var origin: Int64 = 0
+        /// The camera clock at the last STREAMON.
+        var streamedOn: Int64 = 0
         var dequeueError: Int32?
         var queueError: Int32?
         var exists = true
@@ -103,10 +109,11 @@ final class FakeV4L2Camera: @unchecked Sendable {
     /// The pipe poll() watches: readable while a filled buffer waits.
     private let readEnd: Int32
     private let writeEnd: Int32
-    /// Stamps start this far before STREAMON, so that a whole script's worth
-    /// of frames stays within what V4L2TimestampClock finds plausible
-    /// (no later than 1 s after the time it is dequeued).
-    static let backdate: Int64 = 5_000_000_000
+    /// A frame is filled no earlier than this long before its stamp: a script
+    /// plays in real time after its first half second, as a camera's frames
+    /// come, and no stamp runs ahead of the clock by more than
+    /// V4L2TimestampClock finds plausible (1 s).
+    static let lead: Int64 = 500_000_000
 
     init(fourcc: FourCC = FourCC("GREY")!, width: UInt32 = 64, height: UInt32 = 48, interval: Fraction = Fraction(1, 30),
          bufferSize: Int? = nil, script: [Step] = []) throws {
@@ -140,6 +147,8 @@ final class FakeV4L2Camera: @unchecked Sendable {
     /// Buffers mapped and not unmapped yet.
     var mappedBuffers: Int { lock.withLock { $0.mapped } }
     var isStreaming: Bool { lock.withLock { $0.streaming } }
+    /// The camera clock (`stampClock`) at the last VIDIOC_STREAMON; 0 before the first.
+    var streamedOnTime: Int64 { lock.withLock { $0.streamedOn } }
     var priority: V4L2Priority { lock.withLock { $0.priority } }
     /// Handles opened and not closed yet.
     var openHandles: Int { lock.withLock { $0.openHandles } }
@@ -223,7 +232,18 @@ final class FakeV4L2Camera: @unchecked Sendable {
         let buffer = driver.buffers[index]
         let count = min(frame.bytes.count, buffer.count)
         frame.bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-        let stamp = frame.timestamp ?? (stampClock == nil ? 0 : driver.origin + Int64(driver.sequence) * nanoseconds(interval))
+        let stamp: Int64
+        if let timestamp = frame.timestamp {
+            stamp = timestamp
+        } else if let stampClock {
+            stamp = frame.stampedAfterStreamOn.map { driver.streamedOn + $0 }
+                ?? driver.origin + Int64(driver.sequence) * nanoseconds(interval)
+            // Not before its time (less the lead): the capture thread that asked waits, as on a camera.
+            let early = stamp - Self.lead - now(stampClock)
+            if early > 0 { usleep(useconds_t(early / 1000)) }
+        } else {
+            stamp = 0
+        }
         driver.filled.append(V4L2DequeuedBuffer(index: index, bytesUsed: frame.bytesUsed ?? count,
                                                 flags: frame.flags | timestampFlags, sequence: driver.sequence, timestamp: stamp))
         driver.sequence &+= 1
@@ -360,13 +380,17 @@ final class FakeV4L2Camera: @unchecked Sendable {
     }
 
     fileprivate func streamOn() throws(SystemCallError) {
-        let origin = stampClock.map { now($0) - Self.backdate } ?? 0
+        let streamedOn = stampClock.map { now($0) } ?? 0
         let refusal = streamOnError
         try record("VIDIOC_STREAMON") { (driver) throws(SystemCallError) in
             if let refusal { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: refusal) }
             if let code = driver.dequeueError { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: code) }
             guard !driver.buffers.isEmpty else { throw SystemCallError(call: "ioctl(VIDIOC_STREAMON)", errno: EINVAL) }
-            if !driver.streaming, driver.origin == 0 { driver.origin = origin }
+            if !driver.streaming {
+                // The next frame is stamped now, whether this is the first STREAMON or a restart.
+                driver.origin = streamedOn - Int64(driver.sequence) * nanoseconds(interval)
+                driver.streamedOn = streamedOn
+            }
             driver.streaming = true
             pump(&driver)
         }

@@ -19,6 +19,8 @@ final class V4L2BufferQueue: Sendable {
         var queued = Set<Int>()
         var lent = Set<Int>()
         var streaming = false
+        /// CLOCK_MONOTONIC just before the last VIDIOC_STREAMON.
+        var streamingSince: Int64?
         var closed = false
         /// Why the last buffer could not be queued again, if it could not.
         var requeueFailure: SystemCallError?
@@ -64,6 +66,11 @@ final class V4L2BufferQueue: Sendable {
     /// Whether VIDIOC_STREAMON has been made and no STREAMOFF since.
     var isStreaming: Bool { state.withLock { $0.streaming } }
 
+    /// CLOCK_MONOTONIC nanoseconds taken just before the last VIDIOC_STREAMON:
+    /// no buffer filled after it can carry an earlier capture time (beyond the
+    /// frame being exposed when it came), so an earlier stamp is a leftover.
+    var streamingSince: Int64? { state.withLock { $0.streamingSince } }
+
     /// Queues every buffer not lent out, then VIDIOC_STREAMON.
     func start() throws(SystemCallError) {
         try state.withLock { (state: inout State) throws(SystemCallError) in
@@ -72,8 +79,10 @@ final class V4L2BufferQueue: Sendable {
                 try queue(index)
                 state.queued.insert(index)
             }
+            let since = MonotonicClock.nowNanoseconds()
             try node.streamOn()
             state.streaming = true
+            state.streamingSince = since
         }
     }
 

@@ -75,7 +75,9 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
     /// Frames the driver returned flagged as erroneous or empty, and H.264/HEVC
     /// frames that depended on a lost one (up to the next keyframe): not delivered.
     public var skippedFrames: Int { state.withLock { $0.skipped } }
-    /// Frames whose driver timestamp was implausible and replaced by the time they were dequeued.
+    /// Frames whose driver timestamp could not be true and was replaced: implausible
+    /// stamps by the time the frame was dequeued, stamps from before the stream
+    /// started (a buffer another reader left) by the stream's start.
     public var replacedTimestamps: Int { state.withLock { $0.replacedStamps } }
 
     // MARK: Opening
@@ -251,6 +253,9 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
         defer { queue.stop() }
 
         var clock = V4L2TimestampClock()
+        // Stamps from before STREAMON are leftovers (V4L2TimestampClock); a frame
+        // being exposed as streaming began may be stamped up to an interval earlier.
+        let streamStart = queue.streamingSince
         var sequences = SequenceGapCounter()
         // H.264/HEVC: keyframes and parameter sets are read from the
         // bitstream (drivers do not all flag keyframes); other compressed
@@ -270,6 +275,8 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
         // How far apart frames come, to place the frames a gap lost before the frame after it.
         let frameInterval = format.frameDuration.flatMap { $0.isNumeric ? $0.converted(toTimescale: MonotonicClock.timescale).value : nil }
             ?? 1_000_000_000 / 30
+        // Beyond the interval: the scheduling slack between a driver's stamp and our clock reading.
+        let staleTolerance: Int64 = 10_000_000
 
         while true {
             if stop.isRaised || queue.isClosed { return .stopped }
@@ -324,7 +331,8 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
                 if lost > 0 { chainBroken = true }
                 let now = MonotonicClock.nowNanoseconds()
                 let stamp = clock.monotonicTime(flags: buffer.flags, timestamp: buffer.timestamp,
-                                                monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds())
+                                                monotonicNow: now, realtimeNow: MonotonicClock.realtimeNanoseconds(),
+                                                streamStart: streamStart, tolerance: frameInterval + staleTolerance)
                 let replaced = clock.replacedStamps
                 state.withLock { $0.gaps += lost; $0.replacedStamps = replaced }
                 // The lost frames came before this one, a frame interval apart.

@@ -12,6 +12,14 @@
 ///
 /// A converted stamp that is no longer plausible (a driver that wraps or
 /// jumps) is replaced by the dequeue time for that buffer, and counted.
+///
+/// A stamp from before the stream started (more than a frame's exposure
+/// earlier than VIDIOC_STREAMON) is a buffer left over from another reader:
+/// v4l2loopback hands a new reader the last buffer its writer filled, stamped
+/// when it was written, seconds ago. Taken at its word, that frame would count
+/// as captured before the recording began and be dropped without a trace, or
+/// start a track seconds early. It is moved to the stream's start, when the
+/// frames it precedes began, and counted.
 struct V4L2TimestampClock: Sendable {
     enum Mode: Sendable, Equatable {
         /// The driver stamps on CLOCK_MONOTONIC.
@@ -34,6 +42,10 @@ struct V4L2TimestampClock: Sendable {
     private(set) var mode: Mode?
     /// Buffers whose converted stamp was implausible and replaced by the dequeue time.
     private(set) var replacedStamps = 0
+    /// The last time handed out, so that a moved stamp never goes before it.
+    private var lastTime: Int64?
+    /// Whether the last time handed out was a stamp moved to the stream's start.
+    private var movedLast = false
 
     init() {}
 
@@ -52,8 +64,21 @@ struct V4L2TimestampClock: Sendable {
     }
 
     /// The CLOCK_MONOTONIC time of a buffer dequeued at `monotonicNow`,
-    /// deciding the clock on the first call.
-    mutating func monotonicTime(flags: UInt32, timestamp: Int64, monotonicNow: Int64, realtimeNow: Int64) -> Int64 {
+    /// deciding the clock on the first call. With `streamStart` (CLOCK_MONOTONIC
+    /// just before VIDIOC_STREAMON), a stamp earlier than `streamStart − tolerance`
+    /// (a frame's exposure and scheduling slack) moves to `streamStart` (or just
+    /// after the last time handed out) and is counted in `replacedStamps`; the
+    /// frames after it keep their order.
+    mutating func monotonicTime(flags: UInt32, timestamp: Int64, monotonicNow: Int64, realtimeNow: Int64,
+                                streamStart: Int64? = nil, tolerance: Int64 = 0) -> Int64 {
+        let time = convertedTime(flags: flags, timestamp: timestamp, monotonicNow: monotonicNow,
+                                 realtimeNow: realtimeNow, streamStart: streamStart, tolerance: tolerance)
+        lastTime = time
+        return time
+    }
+
+    private mutating func convertedTime(flags: UInt32, timestamp: Int64, monotonicNow: Int64, realtimeNow: Int64,
+                                        streamStart: Int64?, tolerance: Int64) -> Int64 {
         let mode = self.mode ?? Self.decide(flags: flags, timestamp: timestamp, monotonicNow: monotonicNow, realtimeNow: realtimeNow)
         self.mode = mode
         let converted: Int64
@@ -66,6 +91,14 @@ struct V4L2TimestampClock: Sendable {
             replacedStamps += 1
             return monotonicNow
         }
+        if let streamStart, converted < streamStart - tolerance {
+            replacedStamps += 1
+            movedLast = true
+            return min(max(streamStart, (lastTime ?? .min) + 1), monotonicNow)
+        }
+        // A frame exposed as streaming began, after a leftover moved to the start: kept in order.
+        if movedLast, let lastTime, converted <= lastTime { return lastTime + 1 }
+        movedLast = false
         return converted
     }
 }
