@@ -7,6 +7,7 @@ import Glibc
 
 /// The access log: one line per request, to stderr or --access-log's file:
 /// time, client, method, path, status, response bytes (when known) and milliseconds.
+/// A token in the path's query is written as `access_token=REDACTED`.
 final class AccessLog: Sendable {
     private let descriptor: Int32
     private let lock = Mutex(())
@@ -27,7 +28,8 @@ final class AccessLog: Sendable {
 
     func write(client: String, method: String, path: String, status: Int, bytes: Int?, milliseconds: Double) {
         statusCounts.withLock { $0[status, default: 0] += 1 }
-        let line = "\(EventTime.now()) \(client) \"\(method) \(Self.printable(path))\" \(status) \(bytes.map(String.init) ?? "-") "
+        let target = Self.printable(AccessTokenRedaction.redacting(path))
+        let line = "\(EventTime.now()) \(client) \"\(method) \(target)\" \(status) \(bytes.map(String.init) ?? "-") "
             + Self.decimal(milliseconds) + "ms\n"
         lock.withLock { _ in
             var bytes = Array(line.utf8)[...]

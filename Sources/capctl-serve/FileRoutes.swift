@@ -7,12 +7,12 @@ extension ServiceRouter {
         let fileIO = FileIO()
         router.get("files") { _, _ in json(service.fileList()) }
         router.get("files/**") { request, context in
-            let name = context.parameters.getCatchAll().joined(separator: "/")
+            let name = try fileName(context)
             let file = try service.file(named: name)
             return try await send(file, request: request, context: context, fileIO: fileIO)
         }
         router.head("files/**") { request, context in
-            let name = context.parameters.getCatchAll().joined(separator: "/")
+            let name = try fileName(context)
             let file = try service.file(named: name)
             var response = try await send(file, request: request, context: context, fileIO: fileIO)
             // The headers GET would send, Content-Length included (setting an empty body sets it to 0).
@@ -22,8 +22,22 @@ extension ServiceRouter {
             return response
         }
         router.delete("files/**") { _, context in
-            let name = context.parameters.getCatchAll().joined(separator: "/")
+            let name = try fileName(context)
             return json(try service.deleteFile(named: name))
+        }
+    }
+
+    /// The NAME of `/files/NAME`, percent-decoded once (the page encodes each part of
+    /// a name), for the folder's rules to check as they check any other name.
+    private static func fileName(_ context: ServiceRequestContext) throws -> String {
+        let encoded = context.parameters.getCatchAll().joined(separator: "/")
+        do {
+            return try PercentDecoding.decode(encoded)
+        } catch PercentDecoding.Failure.malformedEscape {
+            throw ServiceError.http(.badRequest,
+                                    "the file name in the path is not percent-encoded right: each '%' must be followed by two hexadecimal digits")
+        } catch PercentDecoding.Failure.notUTF8 {
+            throw ServiceError.http(.badRequest, "the file name in the path is not percent-encoded UTF-8 text")
         }
     }
 

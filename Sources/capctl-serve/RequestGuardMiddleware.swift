@@ -6,14 +6,17 @@ import Glibc
 #endif
 
 /// The service's rules for every request, before any handler runs:
+/// - it has one Host: with two, a proxy in front and the service could each
+///   take a different one for the host the request is for;
 /// - its Host names the service: an address (a name could be an attacker's
 ///   that resolves to this machine: DNS rebinding), localhost, or a name
 ///   given with --allow-host;
 /// - with a token, it carries it (`Authorization: Bearer`, or for a GET,
 ///   `access_token` in the query, as a browser's EventSource cannot send headers),
 ///   except the page of `GET /`, which holds no data and asks for the token itself;
-/// - a request that changes something and carries an Origin comes from the
-///   service's own pages, so that a web page the user visits cannot steer it.
+/// - a request that changes something and carries an Origin, or without one a
+///   Referer, comes from the service's own pages, so that a web page the user
+///   visits cannot steer it.
 struct RequestGuardMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
     let token: String?
@@ -25,6 +28,10 @@ struct RequestGuardMiddleware: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The first Host is the request's authority, taken out of its header fields; any further one stays among them.
+        guard !request.headers.contains(where: { $0.name.canonicalName == "host" }) else {
+            throw ServiceError.http(.badRequest, "the request has more than one Host header; send one")
+        }
         guard let authority = request.head.authority, let host = Self.hostName(authority) else {
             throw ServiceError.http(.badRequest, "the request has no valid Host header")
         }
@@ -36,9 +43,18 @@ struct RequestGuardMiddleware: RouterMiddleware {
             headers[.wwwAuthenticate] = "Bearer realm=\"capctl\""
             throw ServiceError.http(.unauthorized, "this service needs its token: send 'Authorization: Bearer TOKEN'", headers: headers)
         }
-        if ![.get, .head, .options].contains(request.method), let origin = request.headers[.origin] {
-            guard Self.origin(origin, matches: authority) else {
-                throw ServiceError.http(.forbidden, "requests from the page at \(origin) may not change anything on this service")
+        if ![.get, .head, .options].contains(request.method) {
+            if let origin = request.headers[.origin] {
+                guard SameOrigin.origin(origin, matches: authority) else {
+                    throw ServiceError.http(.forbidden, "requests from the page at \(origin) may not change anything on this service")
+                }
+            } else if let referer = request.headers[.referer] {
+                // Without an Origin (older browsers leave it out of some requests), the Referer names the page.
+                let page = SameOrigin.origin(ofReferer: referer)
+                guard let page, SameOrigin.origin(page, matches: authority) else {
+                    let sender = page.map { "the page at \($0)" } ?? "a page whose Referer is no absolute URL"
+                    throw ServiceError.http(.forbidden, "requests from \(sender) may not change anything on this service")
+                }
             }
         }
         return try await next(request, context)
@@ -59,21 +75,6 @@ struct RequestGuardMiddleware: RouterMiddleware {
     static func isAddress(_ host: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
-    }
-
-    /// Whether an Origin (`scheme://host[:port]`) is the service's own: the same host and port as the request's Host.
-    static func origin(_ origin: String, matches authority: String) -> Bool {
-        guard let schemeEnd = origin.firstRange(of: "://") else { return false }
-        let scheme = origin[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return false }
-        var originAuthority = String(origin[schemeEnd.upperBound...]).lowercased()
-        var host = authority.lowercased()
-        // A default port may be left out on either side.
-        for suffix in [":80", ":443"] {
-            if originAuthority.hasSuffix(suffix) { originAuthority.removeLast(suffix.count) }
-            if host.hasSuffix(suffix) { host.removeLast(suffix.count) }
-        }
-        return originAuthority == host
     }
 
     /// `GET /`: the page, the same for everyone, which asks for the token before its first request.

@@ -11,6 +11,7 @@ enum ServiceRouter {
         router.add(middleware: AccessLogMiddleware(log: accessLog))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RequestGuardMiddleware(configuration: configuration))
+        router.add(middleware: ContentTypeMiddleware())
 
         addPageRoutes(to: router)
         router.get("openapi.json") { _, _ in json(OpenAPIDocument.text) }

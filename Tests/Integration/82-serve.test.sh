@@ -53,7 +53,7 @@ assert_contains "$applied" '"held":true'
 assert_eq "brightness: 10" "$(v4l2-ctl -d "$node" --get-ctrl brightness)"
 run v4l2-ctl -d "$node" --set-ctrl brightness=50
 assert_eq "brightness: 10" "$(v4l2-ctl -d "$node" --get-ctrl brightness)" "brightness after another program tried to change it"
-status=$(curl -s -o refused.json -w '%{http_code}' -X PATCH --data-binary '{"brightness": 100000}' "$api/devices/0/controls")
+status=$(curl -s -o refused.json -w '%{http_code}' -X PATCH -H 'Content-Type: application/json' --data-binary '{"brightness": 100000}' "$api/devices/0/controls")
 assert_eq 400 "$status" "an out-of-range brightness"
 assert_eq "brightness: 10" "$(v4l2-ctl -d "$node" --get-ctrl brightness)"
 

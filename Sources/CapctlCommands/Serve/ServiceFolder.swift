@@ -26,11 +26,12 @@ package struct ServiceFolder: Sendable {
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             throw ServiceError(.badRequest, "\(what) must be a name of 1 to 1024 bytes inside the service's folder, such as 'door-%Y%m%d-%H%M%S.mp4'")
         }
+        try Self.refuseControlCharacters(in: name, what: what)
         guard !name.hasPrefix("/") else {
             throw ServiceError(.badRequest, "\(what) '\(name)' is absolute; give a name relative to the service's folder")
         }
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !name.contains("\0"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
+        guard !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
             throw ServiceError(.badRequest, "\(what) '\(name)' may not hold '..', '.' or an empty part; give a name inside the service's folder")
         }
         let folder = parts.count > 1 ? root + "/" + parts.dropLast().joined(separator: "/") : root
@@ -68,8 +69,19 @@ package struct ServiceFolder: Sendable {
         return path
     }
 
+    /// Refuses a name that holds a control character (U+0000 to U+001F, U+007F): no
+    /// name a person gives holds one, and one written to a log, a terminal or a page
+    /// could end its line or change what follows.
+    package static func refuseControlCharacters(in name: String, what: String) throws(ServiceError) {
+        guard let control = name.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return }
+        let code = String(control.value, radix: 16, uppercase: true)
+        throw ServiceError(.badRequest, "\(what) holds a control character (0x\(code.count < 2 ? "0" + code : code)); give a name without any")
+    }
+
     /// A regular file in the folder, by its relative name (a symbolic link is none).
+    /// A name with a control character is refused as such (400), not looked for.
     package func existingFile(_ name: String) throws(ServiceError) -> (path: String, bytes: Int64) {
+        try Self.refuseControlCharacters(in: name, what: "name")
         let path: String
         do { path = try self.path(for: name, what: "name") } catch { throw ServiceError(.notFound, "no file '\(name)' in the service's folder") }
         var info = stat()
