@@ -114,7 +114,10 @@ import Testing
                  duration: try #require(event["duration"] as? Double))
     }
 
-    @Test(arguments: ["mp4", "mov", "mkv", "webm", "ts"], [0, 1, 2])
+    /// Two pauses take every path one does (a session ended, one begun after
+    /// it) and the way back into a paused file twice; one alone is not recorded
+    /// again here (the layouts, the segments and the cameras below pause once).
+    @Test(arguments: ["mp4", "mov", "mkv", "webm", "ts"], [0, 2])
     func everyReaderSeesWhatWasRecorded(container: String, pauses: Int) throws {
         let scratch = try RecordScratch()
         let name = "out.\(container)"
