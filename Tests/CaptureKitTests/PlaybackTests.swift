@@ -182,6 +182,20 @@ import Testing
         #expect(SessionTimeline.edits(sessions: sessions, origin: s(100), track: absent)
                 == [SessionTimeline.Edit(duration: s(10), mediaStart: s(0)), SessionTimeline.Edit(duration: s(12), mediaStart: nil),
                     SessionTimeline.Edit(duration: s(13), mediaStart: s(52))])
+        // Video whose last frames before each pause were lost (its media ends 0.2 s
+        // and 0.3 s before the first and second sessions do) holds its last frame to
+        // each session's end: no empty edit between the media. Before, GStreamer and
+        // mkvmerge read such a track shorter than the file by what was lost.
+        let lostBeforeThePauses = SessionTimeline.TrackSpan(runs: [(s(0), s(8)), (s(30), s(37)), (s(50), s(65))], firstDecode: .zero,
+                                                            bridgesGaps: true)
+        #expect(SessionTimeline.edits(sessions: sessions, origin: s(100), track: lostBeforeThePauses)
+                == [SessionTimeline.Edit(duration: s(10), mediaStart: s(0)), SessionTimeline.Edit(duration: s(10), mediaStart: s(30)),
+                    SessionTimeline.Edit(duration: s(15), mediaStart: s(50))])
+        // At the end of the last session it does not: the writer holds the last frame there itself.
+        let lostAtTheEnd = SessionTimeline.TrackSpan(runs: [(s(0), s(10)), (s(30), s(40)), (s(50), s(60))], firstDecode: .zero, bridgesGaps: true)
+        #expect(SessionTimeline.edits(sessions: sessions, origin: s(100), track: lostAtTheEnd)
+                == [SessionTimeline.Edit(duration: s(10), mediaStart: s(0)), SessionTimeline.Edit(duration: s(10), mediaStart: s(30)),
+                    SessionTimeline.Edit(duration: s(10), mediaStart: s(50))])
         // Rounded on the running total: three thirds of a second at 1000 units.
         let thirds = Array(repeating: SessionTimeline.Edit(duration: MediaTime(value: 1, timescale: 3), mediaStart: .zero), count: 3)
         #expect(SessionTimeline.rounded(thirds, movieTimescale: 1000, mediaTimescale: 90000).map(\.duration) == [333, 334, 333])

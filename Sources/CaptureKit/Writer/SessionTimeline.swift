@@ -147,8 +147,10 @@ struct SessionTimeline {
     /// The edit list that lays a track's samples into closed sessions (in
     /// source time counted from the origin): per session an empty edit where
     /// the track has nothing yet (or, after media, the media before held
-    /// longer), then the media it covers; a session without media for the
-    /// track is an empty edit; empty edits at the end are left out.
+    /// longer), then the media it covers; video whose media ends before its
+    /// session does, with more after it, holds its last frame to the session's
+    /// end; a session without media for the track is an empty edit; empty
+    /// edits at the end are left out.
     static func edits(sessions: [Session], origin: MediaTime, track: TrackSpan) -> [Edit] {
         var edits = [Edit]()
         func add(_ edit: Edit) {
@@ -191,6 +193,17 @@ struct SessionTimeline {
                 }
                 add(Edit(duration: to - from, mediaStart: from - track.firstDecode))
                 cursor = to
+            }
+            if track.bridgesGaps, cursor < end, !runs.isEmpty, let last = edits.last, last.mediaStart != nil,
+               track.runs.contains(where: { $0.start >= end }) {
+                // Frames lost before a pause (a busy machine) end the media early in
+                // its session: the last frame shows until the session ends, as it
+                // does until the next frame inside one. Its sample lasts until the
+                // frame after the resume, so the media is there. An empty edit here
+                // would sit in the middle of the list, which GStreamer and mkvmerge
+                // leave out of the track's duration and libavformat plays wrongly.
+                edits[edits.count - 1].duration = last.duration + (end - cursor)
+                cursor = end
             }
             add(Edit(duration: end - cursor, mediaStart: nil))
         }
