@@ -10,8 +10,17 @@ alsa_card Dummy >/dev/null
 node=$(vivid_capture_node)
 
 # A 1000 Hz sine at ffmpeg's default amplitude (1/8), -3 dB in each of two channels: peak 2896.
+# Played over and over for as long as the test runs: on a machine several times slower
+# than this one a single 60 s play ran out before the last recording (silence recorded).
 ffmpeg -v error -f lavfi -i "sine=frequency=1000:sample_rate=48000" -t 60 -ac 2 -c:a pcm_s16le feed.wav
-aplay -q -D hw:Loopback,0,0 feed.wav &
+(
+  trap 'kill $player 2>/dev/null; exit 0' TERM
+  while :; do
+    aplay -q -D hw:Loopback,0,0 feed.wav &
+    player=$!
+    wait $player || break
+  done
+) &
 feeder=$!
 trap 'kill $feeder 2>/dev/null || true' EXIT
 sleep 1

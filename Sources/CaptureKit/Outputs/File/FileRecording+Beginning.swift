@@ -49,6 +49,9 @@ extension FileRecording {
             throw error
         }
         settleKeyframeRules(file)
+        audioWaitsFor = timeLapseFrames == nil
+            ? Set(inputs.indices.filter { inputs[$0].mediaType == .video && recordedMediaTypes.contains(.video) })
+            : Set(sharedVideo.keys)
         let encoderLosses = encoders?.lossLogs ?? []
         lock.withLock {
             // A time-lapse loses a frame from its file only when a tick has none

@@ -54,16 +54,19 @@ extension FileRecording {
         queue?.wake()
     }
 
-    /// Takes a sample from the queue. Frames from shared encoders arrive a
-    /// little after the audio captured with them (they were encoded on the
-    /// way), on a busy machine seconds after: audio waits until the video
-    /// has passed its end (at most `heldAudioLimit` of it), so that samples
-    /// are handled in time order and a cut or a stop at a frame splits the
-    /// audio exactly there. It waits as a copy, so that the microphone's
-    /// own buffers go back to it at once.
+    /// Takes a sample from the queue. Frames arrive after the audio captured
+    /// with them: from shared encoders a little after (they were encoded on
+    /// the way), from a camera after its own latency, and on a stalled or
+    /// starved machine the audio of a whole stall comes in one read before the
+    /// frames of it. Audio waits until the video has passed its end (at most
+    /// `heldAudioLimit` of it), so that samples are handled in time order and a
+    /// pause, a cut or a stop at a frame splits the audio exactly there: audio
+    /// written before the request took effect would run past the video (a WebM
+    /// paused twice under stalls: 60 ms of audio beyond its 3.13 s of video).
+    /// It waits as a copy, so that the microphone's own buffers go back to it at once.
     func handle(_ sample: SampleBuffer, from index: Int) {
-        // Once the shared video has ended, nothing comes to pass the audio.
-        guard sharedVideo.keys.contains(where: { !endedInputs.contains($0) }) else { return process(sample, from: index) }
+        // Once the video has ended, nothing comes to pass the audio.
+        guard audioWaitsFor.contains(where: { !endedInputs.contains($0) }) else { return process(sample, from: index) }
         switch sample {
         case .audio(let audio):
             heldAudio.append((index, .audio(audio.copied())))

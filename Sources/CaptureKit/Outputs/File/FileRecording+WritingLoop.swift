@@ -20,7 +20,7 @@ extension FileRecording {
                 reportLostCameras(unhandled: item == nil ? 0 : 1)
                 drainMark = samplesHandled + (item == nil ? 0 : 1) + queue.queuedCount
             }
-            if !heldAudio.isEmpty, !moreEnded.isDisjoint(with: sharedVideo.keys) {
+            if !heldAudio.isEmpty, !moreEnded.isDisjoint(with: audioWaitsFor) {
                 // The video ended: no frame comes to pass the audio.
                 releaseHeldAudio(videoAt: nil, all: true)
             }

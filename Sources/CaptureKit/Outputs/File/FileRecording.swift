@@ -352,6 +352,10 @@ final class FileRecording: @unchecked Sendable {
     var idleRounds = 0
     /// Audio waiting for the video (writing thread only), and the latest video frame's time.
     var heldAudio: [(Int, SampleBuffer)] = []
+    /// The video inputs whose frames audio waits for (see `handle`): every recorded
+    /// camera, or with a time-lapse (whose frames come seconds apart) the shared
+    /// encoders' alone. Settled in `begin(inputs:)`.
+    var audioWaitsFor: Set<Int> = []
     /// Without a pre-roll: the audio handled while paused, the last few
     /// seconds of it (copies), for a resume that takes effect at a frame
     /// captured before it (see `keepPausedAudio`). Writing thread only.
