@@ -81,6 +81,12 @@ extension FileRecording {
                     }
                     // Several cameras: the file starts at the earliest of their first frames.
                     guard let first = firstFrames(adding: sample, from: index) else { return }
+                    // A microphone that delivered before the first frame was running: audio
+                    // missing at the file's start was lost on its way (a stalled process) and
+                    // is silence there, counted, as at a cut (`switchFile`), not a late start.
+                    for audioIndex in Set(pendingAudio.map(\.0)) {
+                        for part in file.parts { part.writerInputs[audioIndex]?.fillsAudioFromSessionStart = true }
+                    }
                     startSession(file, at: first.start)
                     for (heldIndex, held) in first.held { append(held, from: heldIndex, to: file) }
                 } else {
