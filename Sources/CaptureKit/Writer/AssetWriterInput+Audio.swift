@@ -76,12 +76,26 @@ extension AssetWriterInput {
 
     /// Fills the audio up to `end` (file time, the last session's end)
     /// with silence, when `fillsAudioToSessionEnd` asks for it and more
-    /// than a codec frame is missing there. Called by the writer as it finishes.
+    /// than a codec frame is missing there. A file that no audio reached at
+    /// all while its microphone ran on (`fillsAudioFromSessionStart`: all of
+    /// it lost on the way, a segment cut during a stall) is silence from its
+    /// start. Called by the writer as it finishes.
     func fillAudio(toFileTime end: MediaTime) throws(WriterError) {
         try lock.withLock { () throws(WriterError) in
-            guard fillsToSessionEnd, !finished, let encoder = audioEncoder, firstAudioTime != nil else { return }
+            guard fillsToSessionEnd, !finished, let encoder = audioEncoder else { return }
             let target = end.converted(toTimescale: encoder.sampleRate)
             guard target.isNumeric else { return }
+            guard firstAudioTime != nil else {
+                guard fillsFromSessionStart, let writer else { return }
+                let fileStart = writer.fileStartTime.converted(toTimescale: encoder.sampleRate)
+                guard fileStart.isNumeric else { return }
+                firstAudioTime = fileStart.value
+                let filled = try encoder.fillSilence(from: fileStart.value, until: target.value) { packet throws(WriterError) in
+                    try self.sendEncoded(packet)
+                }
+                if !filled { firstAudioTime = nil }
+                return
+            }
             try encoder.fillSilence(until: target.value) { packet throws(WriterError) in try self.sendEncoded(packet) }
         }
     }

@@ -81,12 +81,7 @@ extension FileRecording {
                     }
                     // Several cameras: the file starts at the earliest of their first frames.
                     guard let first = firstFrames(adding: sample, from: index) else { return }
-                    // A microphone that delivered before the first frame was running: audio
-                    // missing at the file's start was lost on its way (a stalled process) and
-                    // is silence there, counted, as at a cut (`switchFile`), not a late start.
-                    for audioIndex in Set(pendingAudio.map(\.0)) {
-                        for part in file.parts { part.writerInputs[audioIndex]?.fillsAudioFromSessionStart = true }
-                    }
+                    markAudioLostAtTheStart(of: file, startingAt: first.start)
                     startSession(file, at: first.start)
                     for (heldIndex, held) in first.held { append(held, from: heldIndex, to: file) }
                 } else {
@@ -127,6 +122,22 @@ extension FileRecording {
                 for (audioIndex, audio) in waiting { append(audio, from: audioIndex, to: file) }
             }
             if let cut = file.cutTime, end >= cut { file.awaiting.remove(index) }
+        }
+    }
+
+    /// Audio missing at the first file's start was lost on its way (a stalled
+    /// process, a full queue, a microphone's overrun), not begun late, when the
+    /// microphone delivered before the first frame or audio was lost around it:
+    /// it is silence there, counted, as after a cut (`switchFile`). A microphone
+    /// that simply opened after the camera still starts where its audio does.
+    func markAudioLostAtTheStart(of file: RecordingFileWriter, startingAt start: MediaTime) {
+        let around = start - MediaTime(value: 2, timescale: 1)
+        let queueLost = queueLosses.audio.lost(from: around, before: nil) > 0
+        for (index, input) in inputs.enumerated() where input.mediaType == .audio && recordedMediaTypes.contains(.audio) {
+            let delivered = pendingAudio.contains { $0.0 == index }
+            let deviceLost = (input.source.lossLog?.lost(from: around, before: nil) ?? 0) > 0
+            guard delivered || queueLost || deviceLost else { continue }
+            for part in file.parts { part.writerInputs[index]?.fillsAudioFromSessionStart = true }
         }
     }
 
