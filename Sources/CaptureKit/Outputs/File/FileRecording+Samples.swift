@@ -81,7 +81,7 @@ extension FileRecording {
                     }
                     // Several cameras: the file starts at the earliest of their first frames.
                     guard let first = firstFrames(adding: sample, from: index) else { return }
-                    markAudioLostAtTheStart(of: file, startingAt: first.start)
+                    markAudioLostAtTheStart(of: file)
                     startSession(file, at: first.start)
                     for (heldIndex, held) in first.held { append(held, from: heldIndex, to: file) }
                 } else {
@@ -126,19 +126,27 @@ extension FileRecording {
     }
 
     /// Audio missing at the first file's start was lost on its way (a stalled
-    /// process, a full queue, a microphone's overrun), not begun late, when the
-    /// microphone delivered before the first frame or audio was lost around it:
-    /// it is silence there, counted, as after a cut (`switchFile`). A microphone
-    /// that simply opened after the camera still starts where its audio does.
-    func markAudioLostAtTheStart(of file: RecordingFileWriter, startingAt start: MediaTime) {
-        let around = start - MediaTime(value: 2, timescale: 1)
-        let queueLost = queueLosses.audio.lost(from: around, before: nil) > 0
-        for (index, input) in inputs.enumerated() where input.mediaType == .audio && recordedMediaTypes.contains(.audio) {
-            let delivered = pendingAudio.contains { $0.0 == index }
-            let deviceLost = (input.source.lossLog?.lost(from: around, before: nil) ?? 0) > 0
-            guard delivered || queueLost || deviceLost else { continue }
+    /// process), not begun late, when the microphone delivered before the
+    /// first frame: it is silence there, counted, as after a cut (`switchFile`).
+    /// A microphone that simply opened after the camera starts where its audio does.
+    func markAudioLostAtTheStart(of file: RecordingFileWriter) {
+        for index in Set(pendingAudio.map(\.0)) {
             for part in file.parts { part.writerInputs[index]?.fillsAudioFromSessionStart = true }
         }
+    }
+
+    /// Before a file's first sample of audio input `index`: audio lost on its way
+    /// since shortly before the file began (a full queue, a microphone's overrun,
+    /// logged by the time this sample comes) means the audio missing at the file's
+    /// start was lost, not begun late: it is silence there, counted.
+    func markAudioLost(before sample: SampleBuffer, from index: Int, in file: RecordingFileWriter) {
+        guard sample.mediaType == .audio, !file.audioStartsSettled.contains(index), let start = file.firstSessionStart else { return }
+        file.audioStartsSettled.insert(index)
+        let around = start - MediaTime(value: 2, timescale: 1)
+        let queueLost = queueLosses.audio.lost(from: around, before: sample.presentationTime) > 0
+        let deviceLost = (inputs[index].source.lossLog?.lost(from: around, before: sample.presentationTime) ?? 0) > 0
+        guard queueLost || deviceLost else { return }
+        for part in file.parts { part.writerInputs[index]?.fillsAudioFromSessionStart = true }
     }
 
     func sampleEnd(_ sample: SampleBuffer) -> MediaTime {
@@ -172,6 +180,7 @@ extension FileRecording {
     /// Writes `sample` into `file` and counts what it lost; a failure of
     /// the file (not of one sample) fails the recording.
     func append(_ sample: SampleBuffer, from index: Int, to file: RecordingFileWriter) {
+        markAudioLost(before: sample, from: index, in: file)
         do throws(WriterError) {
             let lost = try file.append(sample, input: index)
             if lost.beforeKeyframe > 0 || lost.refused > 0 {

@@ -43,6 +43,9 @@ final class RecordingFileWriter {
     var audioSamples = 0
     /// Of `audioSamples`, the silence the writer filled a jump in the stamps with.
     var silenceSamples = 0
+    /// The audio inputs whose first sample into this file was looked at for
+    /// audio lost before it (`FileRecording.markAudioLost`).
+    var audioStartsSettled: Set<Int> = []
     var startedReported = false
     /// Whether a shared encoder was asked for the keyframe a size cut waits for.
     var askedForKeyframe = false
