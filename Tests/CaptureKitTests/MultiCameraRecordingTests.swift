@@ -67,12 +67,18 @@ import Testing
         }
     }
 
-    /// Records `inputs` with `output` to `template` on a session of their
-    /// own until the recording ends by itself (a limit); the session stops.
-    static func recordUntilItEnds(_ inputs: [CaptureInput], with output: MovieFileOutput, toTemplate template: String) throws -> Recorder {
+    /// A session of `inputs` and `output`, not yet running.
+    static func session(of inputs: [CaptureInput], output: MovieFileOutput) -> CaptureSession {
         let session = CaptureSession()
         for input in inputs { session.addInput(input) }
         session.addOutput(output)
+        return session
+    }
+
+    /// Records `inputs` with `output` to `template` on a session of their
+    /// own until the recording ends by itself (a limit); the session stops.
+    static func recordUntilItEnds(_ inputs: [CaptureInput], with output: MovieFileOutput, toTemplate template: String) throws -> Recorder {
+        let session = Self.session(of: inputs, output: output)
         let recorder = Recorder()
         output.startRecording(toTemplate: try FileNameTemplate(template), recordingDelegate: recorder)
         try session.startRunning()
@@ -212,9 +218,7 @@ import Testing
         second.streamOnError = ENOSPC
         let inputs = try Self.inputs(of: [first, second])
         let output = MovieFileOutput()
-        let session = CaptureSession()
-        for input in inputs { session.addInput(input) }
-        session.addOutput(output)
+        let session = Self.session(of: inputs, output: output)
         let recorder = Recorder()
         output.startRecording(to: path, recordingDelegate: recorder)
         #expect(throws: CaptureError.noBandwidth("/dev/fake-video1")) { try session.startRunning() }
@@ -236,9 +240,7 @@ import Testing
         let inputs = try Self.inputs(of: [lost, staying])
         let output = MovieFileOutput()
         output.stopsOnDeviceLoss = stopsOnLoss
-        let session = CaptureSession()
-        for input in inputs { session.addInput(input) }
-        session.addOutput(output)
+        let session = Self.session(of: inputs, output: output)
         let recorder = Recorder()
         if layout == "movie" {
             output.startRecording(to: scratch.file("two.mp4"), recordingDelegate: recorder)
@@ -338,9 +340,7 @@ import Testing
         let fresh = try FakeV4L2Camera(script: FakeV4L2Camera.numberedFrames(20))
         let inputs = try Self.inputs(of: [stale, fresh])
         let output = MovieFileOutput()
-        let session = CaptureSession()
-        for input in inputs { session.addInput(input) }
-        session.addOutput(output)
+        let session = Self.session(of: inputs, output: output)
         let recorder = Recorder()
         output.startRecording(to: path, recordingDelegate: recorder)
         try session.startRunning()

@@ -187,15 +187,8 @@ import Testing
         }
 
         // Percent-encoding that is not: a 400 that says so.
-        for target in ["%zz.txt", "a%2", "a%", "%g0.txt", "a%2%30.txt", "%ff.txt", "%C3.txt", "%C3%28.txt"] {
-            for method in ["GET", "DELETE"] {
-                let answer = try service.request(method, "/files/" + target)
-                #expect(answer.status == 400, "\(method) /files/\(target): \(answer.status) \(answer.text)")
-                #expect(answer.errorMessage?.contains("percent") == true, "\(method) /files/\(target): \(answer.text)")
-                #expect(Self.isOneLine(answer), "\(answer.text)")
-            }
-            #expect(try service.request("HEAD", "/files/" + target).status == 400, "HEAD /files/\(target)")
-        }
+        try Self.expectRefused(["%zz.txt", "a%2", "a%", "%g0.txt", "a%2%30.txt", "%ff.txt", "%C3.txt", "%C3%28.txt"],
+                               by: service, saying: "percent")
 
         // DELETE takes the decoded name too; nothing else went.
         let delete = try service.request("DELETE", "/files/a%20b.txt")
@@ -211,15 +204,8 @@ import Testing
         let bell = "bell\u{07}.txt"
         try Data("bell".utf8).write(to: URL(fileURLWithPath: service.served + "/" + bell))
 
-        for target in ["bell%07.txt", "a%0Ab.txt", "a%0D%0Ab.txt", "a%00b.txt", "a%09b.txt", "a%1Fb.txt", "a%7Fb.txt", "sub%2Fa%01b.txt"] {
-            for method in ["GET", "DELETE"] {
-                let answer = try service.request(method, "/files/" + target)
-                #expect(answer.status == 400, "\(method) /files/\(target): \(answer.status) \(answer.text)")
-                #expect(answer.errorMessage?.contains("control character") == true, "\(method) /files/\(target): \(answer.text)")
-                #expect(Self.isOneLine(answer), "\(method) /files/\(target): \(answer.text)")
-            }
-            #expect(try service.request("HEAD", "/files/" + target).status == 400, "HEAD /files/\(target)")
-        }
+        try Self.expectRefused(["bell%07.txt", "a%0Ab.txt", "a%0D%0Ab.txt", "a%00b.txt", "a%09b.txt", "a%1Fb.txt", "a%7Fb.txt", "sub%2Fa%01b.txt"],
+                               by: service, saying: "control character")
         #expect(service.servedFiles == [bell])
 
         // Names in a body: a recording's file and photos' file.
@@ -240,6 +226,20 @@ import Testing
     // MARK: Helpers
 
     /// Whether an answer is a refusal of one line: `{"error": "…"}` and a newline.
+    /// GET and DELETE of each `/files/TARGET` are a one-line 400 whose message holds `reason`; HEAD is a 400.
+    static func expectRefused(_ targets: [String], by service: ServiceSecurityFixture, saying reason: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for target in targets {
+            for method in ["GET", "DELETE"] {
+                let answer = try service.request(method, "/files/" + target)
+                #expect(answer.status == 400, "\(method) /files/\(target): \(answer.status) \(answer.text)", sourceLocation: sourceLocation)
+                #expect(answer.errorMessage?.contains(reason) == true, "\(method) /files/\(target): \(answer.text)", sourceLocation: sourceLocation)
+                #expect(isOneLine(answer), "\(method) /files/\(target): \(answer.text)", sourceLocation: sourceLocation)
+            }
+            #expect(try service.request("HEAD", "/files/" + target).status == 400, "HEAD /files/\(target)", sourceLocation: sourceLocation)
+        }
+    }
+
     static func isOneLine(_ answer: ServiceSecurityFixture.Answer) -> Bool {
         answer.errorMessage != nil && answer.text.hasSuffix("\n") && answer.text.dropLast().allSatisfy { !$0.isNewline }
     }
