@@ -210,7 +210,15 @@ public final class CaptureSession: Sendable {
             try? output.sessionWillStartRunning(inputs: current)
             state.withLock { state in state.outputList.append(output) }
         }
+        startClocks(of: opened)
         for input in opened { startLoop(of: input) }
+    }
+
+    /// Sources that make samples by a clock of their own start it together,
+    /// at this moment, however late their threads come to run.
+    private func startClocks(of inputs: [CaptureInput]) {
+        let now = MonotonicClock.nowNanoseconds()
+        for input in inputs { (input.source as? any SessionClockedSource)?.startClock(at: now) }
     }
 
     // MARK: Running
@@ -255,6 +263,7 @@ public final class CaptureSession: Sendable {
             throw error
         }
         state.withLock { state in state.running = true }
+        startClocks(of: inputs)
         for input in inputs { startLoop(of: input) }
         notify(.didStartRunning)
     }

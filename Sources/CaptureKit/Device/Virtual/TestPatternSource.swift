@@ -40,6 +40,8 @@ final class TestPatternSource: CaptureSource, Sendable {
     /// What `open()` settled, read once by the capture loop as it starts;
     /// the renderer is then drawn with on the capture thread alone.
     private struct Settled {
+        /// The session's start for the next run's clock (`SessionClockedSource`).
+        var clockStart: Int64?
         var format: CaptureVideoFormat?
         var renderer: TestPatternRenderer?
         var pool: RecyclingBufferPool?
@@ -113,7 +115,7 @@ final class TestPatternSource: CaptureSource, Sendable {
         guard let renderer = opened.renderer, let pool = opened.pool, let format = opened.format else {
             return .failed(.unsupported(path, reason: "the source is not open"))
         }
-        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: opened.frameDuration.numerator,
+        let clock = SampleClock(start: Self.clockStart(opened.clockStart), numerator: opened.frameDuration.numerator,
                                 denominator: opened.frameDuration.denominator)
         var index: Int64 = 0
         while !stop.isRaised {
@@ -152,5 +154,11 @@ final class TestPatternSource: CaptureSource, Sendable {
             state.renderer = nil
             state.pool = nil
         }
+    }
+}
+
+extension TestPatternSource: SessionClockedSource {
+    func startClock(at nanoseconds: Int64) {
+        settled.withLock { $0.clockStart = nanoseconds }
     }
 }

@@ -52,6 +52,8 @@ final class TestToneSource: CaptureSource, Sendable {
 
     /// What `open()` settled, read once by the capture loop as it starts.
     private struct Settled {
+        /// The session's start for the next run's clock (`SessionClockedSource`).
+        var clockStart: Int64?
         var format: CaptureAudioFormat?
         var pool: RecyclingBufferPool?
     }
@@ -110,7 +112,7 @@ final class TestToneSource: CaptureSource, Sendable {
         guard let pool = opened.pool, let format = opened.format else { return .failed(.unsupported(path, reason: "the source is not open")) }
         let rate = format.sampleRate
         let chunk = rate / Self.buffersPerSecond
-        let clock = SampleClock(start: MonotonicClock.nowNanoseconds(), numerator: 1, denominator: Int64(rate))
+        let clock = SampleClock(start: Self.clockStart(opened.clockStart), numerator: 1, denominator: Int64(rate))
         var first: Int64 = 0
         while !stop.isRaised {
             let due = clock.nanoseconds(at: first + Int64(chunk))
@@ -160,5 +162,11 @@ final class TestToneSource: CaptureSource, Sendable {
 
     public func close() {
         settled.withLock { $0.pool = nil }
+    }
+}
+
+extension TestToneSource: SessionClockedSource {
+    func startClock(at nanoseconds: Int64) {
+        settled.withLock { $0.clockStart = nanoseconds }
     }
 }
