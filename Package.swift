@@ -54,6 +54,17 @@ let package = Package(
             name: "capctl",
             dependencies: ["CapctlCommands"]
         ),
+        // The capture side of `capctl serve`: the devices it keeps open, its recordings,
+        // photos, live views, events, metrics and files, as typed calls and documents
+        // the HTTP layer translates. capctl-serve links it; capctl does not.
+        .target(
+            name: "CapctlService",
+            dependencies: [
+                "CapctlCommands",
+                "CaptureKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // `capctl serve`'s process: the commands and an HTTP server. A binary of its own,
         // which `capctl serve` runs, so that the server's code and its start-up cost stay
         // out of every other command (linked into capctl, it made `list-devices` start in
@@ -62,6 +73,7 @@ let package = Package(
             name: "capctl-serve",
             dependencies: [
                 "CapctlCommands",
+                "CapctlService",
                 "CaptureKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -108,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "capctlTests",
-            dependencies: ["capctl", "capctl-serve", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]
+            dependencies: ["capctl", "capctl-serve", "CapctlService", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]
         ),
     ],
     swiftLanguageModes: [.v6]

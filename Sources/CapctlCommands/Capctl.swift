@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The `capctl` command: parses a subcommand and hands it to CaptureKit.
-struct Capctl: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Capctl: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "capctl",
         abstract: "Record and stream from cameras and microphones, take photos, and inspect devices and files.",
         discussion: """
@@ -38,11 +38,19 @@ struct Capctl: ParsableCommand {
         subcommands: [ListDevices.self, Formats.self, Record.self, Serve.self, Controls.self, SetControls.self, SetTorch.self, Monitor.self, Info.self, Repair.self, Frame.self, Snap.self]
     )
 
+    package init() {}
+
     /// Runs the command line. Failures print one line on stderr and exit with
     /// the documented status; help and version requests print as usual.
-    static func main() {
+    /// With `host` (in capctl-serve), `serve` runs its server through it, in this process.
+    static func main(host: (any ServiceHost)? = nil) {
         do {
             var command = try parseAsRoot()
+            if let serve = command as? Serve, let host {
+                let status = try host.run(ServiceConfiguration(command: serve))
+                if status != .success { throw ExitCode(status.rawValue) }
+                return
+            }
             try command.run()
         } catch let failure as CommandFailure {
             Diagnostics.error(failure.message)
@@ -70,7 +78,7 @@ struct Capctl: ParsableCommand {
 
     /// The first line of a parser message; a list that follows a line ending
     /// in ':' (the values an option accepts) is joined onto it.
-    static func oneLine(_ message: String) -> String? {
+    package static func oneLine(_ message: String) -> String? {
         let lines = message.split(whereSeparator: \.isNewline).map { String($0.drop { $0 == " " }) }
         guard let first = lines.first else { return nil }
         guard first.hasSuffix(":") else { return first }

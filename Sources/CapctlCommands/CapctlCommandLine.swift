@@ -8,7 +8,6 @@ public enum CapctlCommandLine {
     /// Runs the command line in the process that hosts `capctl serve`'s server:
     /// `serve` runs `host` here instead of starting that process.
     package static func main(hosting host: any ServiceHost) {
-        ServiceHostRegistry.install(host)
-        Capctl.main()
+        Capctl.main(host: host)
     }
 }

@@ -116,13 +116,13 @@ extension CommandFailure {
 
 // MARK: JSON
 
-struct ControlsDocument: Encodable {
+package struct ControlsDocument: Encodable {
     let device: DeviceJSON
     let classes: [ControlClassJSON]
     let features: FeaturesJSON
 
     /// The document of a device's control classes and features (`capctl serve` answers it too).
-    init(device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON, discovery: DeviceDiscovery) {
+    package init(device: NamedDevice, classes: [ControlClassGroup], features: FeaturesJSON, discovery: DeviceDiscovery) {
         self.device = DeviceJSON(device, in: discovery)
         self.classes = classes.map { ControlClassJSON(id: $0.id, name: $0.name, controls: $0.controls.map(ControlJSON.init)) }
         self.features = features
@@ -188,7 +188,7 @@ struct ControlJSON: Encodable {
 }
 
 /// The camera features: supported modes and present state.
-struct FeaturesJSON: Encodable {
+package struct FeaturesJSON: Encodable {
     struct Focus: Encodable {
         let modes: [String]
         let mode: String?
@@ -232,7 +232,7 @@ struct FeaturesJSON: Encodable {
     let lowLightBoost: LowLightBoost
 
     /// The features of a camera's controls; nil: a camera without controls, which has none.
-    init(_ controls: DeviceControls?) {
+    package init(_ controls: DeviceControls?) {
         guard let controls else {
             focus = Focus(modes: [], mode: nil, lensPosition: nil, ranges: [], range: nil, adjusting: false)
             exposure = Exposure(modes: [], mode: nil, duration: nil, minDuration: nil, maxDuration: nil, biasValues: [], bias: nil)

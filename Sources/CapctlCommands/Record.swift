@@ -7,8 +7,8 @@ import Glibc
 
 extension Capctl {
     /// `capctl record`: video and audio to files, with limits, segments, pause and live progress.
-    struct Record: ParsableCommand {
-        static let configuration = CommandConfiguration(
+    package struct Record: ParsableCommand {
+        package static let configuration = CommandConfiguration(
             commandName: "record",
             abstract: "Record video and audio from capture devices to a file, or to a series of files.",
             discussion: """
@@ -258,7 +258,7 @@ extension Capctl {
         var progress: ProgressStyle?
 
         @Option(name: .long, help: ArgumentHelp("Time between progress reports.", valueName: "time"))
-        var progressInterval = DurationArgument(argument: "1")!
+        package var progressInterval = DurationArgument(argument: "1")!
 
         @Flag(name: .long, help: "Same as --progress json.")
         var json = false
@@ -268,7 +268,9 @@ extension Capctl {
         @Argument(help: ArgumentHelp("The file to write, or with segments a template such as 'rec-%3n.mp4' (optional with --stream).", valueName: "out"))
         var out: String?
 
-        func validate() throws {
+        package init() {}
+
+        package func validate() throws {
             try capture.validate()
             try encoding.validate()
             try validateCameras()
@@ -353,7 +355,7 @@ extension Capctl {
             }
         }
 
-        func run() throws {
+        package func run() throws {
             let request = RecordRequest(command: self)
             let status = try RecordingFrontend(request: request).run()
             if status != .success { throw ExitCode(status.rawValue) }

@@ -139,14 +139,10 @@ extension Capctl {
             }
         }
 
+        /// In capctl, which has no server: starts capctl-serve in this process's place with
+        /// the same command line, so that it parses what was checked here. (capctl-serve's
+        /// entry point hands the parsed command to its `ServiceHost` instead.)
         func run() throws {
-            if let host = ServiceHostRegistry.host {
-                let configuration = try ServiceConfiguration(command: self)
-                let status = try host.run(configuration)
-                if status != .success { throw ExitCode(status.rawValue) }
-                return
-            }
-            // The same command line, so that capctl-serve parses what was checked here.
             try ServiceProcess.execute(arguments: Array(CommandLine.arguments.dropFirst()))
         }
     }

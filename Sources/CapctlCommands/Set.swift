@@ -138,20 +138,26 @@ struct AssignmentArgument: ExpressibleByArgument, CustomStringConvertible {
     static var defaultValueDescription: String { "name=value" }
 }
 
-struct SetDocument: Encodable {
+package struct SetDocument: Encodable {
     let device: DeviceJSON
     let applied: [AppliedJSON]
     let held: Bool
+
+    package init(device: DeviceJSON, applied: [AppliedJSON], held: Bool) {
+        self.device = device
+        self.applied = applied
+        self.held = held
+    }
 }
 
-struct AppliedJSON: Encodable {
+package struct AppliedJSON: Encodable {
     let setting: AppliedSetting
 
-    init(_ setting: AppliedSetting) {
+    package init(_ setting: AppliedSetting) {
         self.setting = setting
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(setting.name, forKey: .name)
         if let id = setting.controlID { try container.encode(id, forKey: .id) }

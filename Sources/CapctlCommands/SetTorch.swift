@@ -149,7 +149,7 @@ struct TorchLevelArgument: ExpressibleByArgument {
     static var defaultValueDescription: String { "0.0-1.0|max" }
 }
 
-struct TorchStatusJSON: Encodable {
+package struct TorchStatusJSON: Encodable {
     let source: String
     let sourceKind: String
     let hasTorch: Bool
@@ -160,7 +160,7 @@ struct TorchStatusJSON: Encodable {
     let maxAvailableLevel: Double
     let faults: [String]
 
-    init(_ status: TorchStatus) {
+    package init(_ status: TorchStatus) {
         switch status.source {
         case .v4l2(let path, let isSubdevice):
             source = path

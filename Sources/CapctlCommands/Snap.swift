@@ -155,11 +155,11 @@ struct WarmupArgument: ExpressibleByArgument, CustomStringConvertible {
 }
 
 /// `--interval`: zero or a positive time.
-struct IntervalArgument: ExpressibleByArgument, CustomStringConvertible {
-    let time: MediaTime
+package struct IntervalArgument: ExpressibleByArgument, CustomStringConvertible {
+    package let time: MediaTime
     let text: String
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let text = argument.trimmingWhitespace()
         if let zero = Double(text), zero == 0 {
             time = .zero
@@ -171,7 +171,7 @@ struct IntervalArgument: ExpressibleByArgument, CustomStringConvertible {
         self.text = text
     }
 
-    var description: String { text }
+    package var description: String { text }
 
     static var defaultValueDescription: String { "0 or a positive time: 2, 1m, 500ms" }
 }

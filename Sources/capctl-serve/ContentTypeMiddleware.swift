@@ -1,4 +1,5 @@
 import CapctlCommands
+import CapctlService
 import Hummingbird
 
 /// Refuses (415) a request that changes something and has a body not declared

@@ -1,4 +1,5 @@
 import CapctlCommands
+import CapctlService
 import CaptureKit
 import Dispatch
 import Hummingbird

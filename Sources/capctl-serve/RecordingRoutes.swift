@@ -1,4 +1,5 @@
 import CapctlCommands
+import CapctlService
 import Dispatch
 import Hummingbird
 

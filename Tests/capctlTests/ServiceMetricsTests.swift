@@ -1,4 +1,5 @@
 import CapctlCommands
+import CapctlService
 @testable import CaptureKit
 import Foundation
 import Glibc

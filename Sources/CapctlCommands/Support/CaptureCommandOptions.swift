@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// How progress is shown.
-enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
+package enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 

@@ -2,7 +2,7 @@ import CaptureKit
 
 extension CommandFailure {
     /// The status and message for a capture error.
-    init(_ error: CaptureError) {
+    package init(_ error: CaptureError) {
         switch error {
         case .device(let device): self.init(device)
         case .unsupported: self.init(error.description, status: .usage)
@@ -47,7 +47,7 @@ extension CommandFailure {
     }
 
     /// The status and message for a recording that could not start.
-    init(_ error: CaptureRecorderError) {
+    package init(_ error: CaptureRecorderError) {
         switch error {
         case .recording(let error): self.init(error)
         case .streamRefused(_, let error):

@@ -2,7 +2,7 @@ import CaptureKit
 
 /// A device as `list-devices --json` and `formats --json` print it. The field
 /// names are part of capctl's interface: scripts read them.
-struct DeviceJSON: Encodable {
+package struct DeviceJSON: Encodable {
     let index: Int?
     let path: String
     let uniqueID: String
@@ -19,7 +19,7 @@ struct DeviceJSON: Encodable {
     /// Whether the device is made in software (test pattern, test tone) rather than hardware.
     let isVirtual: Bool
 
-    init(_ device: CaptureDevice, index: Int?) {
+    package init(_ device: CaptureDevice, index: Int?) {
         self.index = index
         path = device.path
         uniqueID = device.uniqueID
@@ -72,7 +72,7 @@ struct DeviceJSON: Encodable {
     }
 
     /// Absent optionals are written as null, so every object has every field.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(index, forKey: .index)
         try container.encode(path, forKey: .path)

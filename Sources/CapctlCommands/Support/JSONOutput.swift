@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// Prints JSON on stdout: one document for `--json` results, or one object a
 /// line (NDJSON) for events. Keys are sorted, so output is stable byte for byte.
-enum JSONOutput {
+package enum JSONOutput {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -21,12 +21,12 @@ enum JSONOutput {
     }
 
     /// `value` as one line of JSON, without its newline; keys sorted.
-    static func line<T: Encodable>(_ value: T) throws -> String {
+    package static func line<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     /// Writes a line made by `line(_:)` to stdout and flushes; lines never interleave.
-    static func writeLine(_ line: String) {
+    package static func writeLine(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
         StandardStream.output.write(line + "\n")

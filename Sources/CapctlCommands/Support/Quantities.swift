@@ -3,12 +3,12 @@ import CaptureKit
 
 /// A length of time on the command line: seconds (`90`, `2.5`), `mm:ss.fff`,
 /// `hh:mm:ss.fff`, or with units (`2h`, `1h30m`, `45s`, `500ms`).
-struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
-    let time: MediaTime
+package struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
+    package let time: MediaTime
     let text: String
 
     /// A length: longer than zero.
-    init?(argument: String) {
+    package init?(argument: String) {
         guard let parsed = DurationArgument(instant: argument), parsed.time > .zero else { return nil }
         self = parsed
     }
@@ -33,7 +33,7 @@ struct DurationArgument: ExpressibleByArgument, CustomStringConvertible {
         var description: String { "use seconds (2.5), mm:ss.fff, hh:mm:ss.fff or units (1m30s, 1.5s, 500ms)" }
     }
 
-    var description: String { text }
+    package var description: String { text }
 
     static var defaultValueDescription: String { "a positive time: 90, 1:30, 2h, 1h30m, 45s or 500ms" }
 

@@ -8,18 +8,18 @@ import Glibc
 
 /// What `record` was asked to do, parsed and checked: the devices, and
 /// the recording as CaptureKit's configuration.
-struct RecordRequest {
+package struct RecordRequest {
     /// The cameras, in the order given (camera 1 first), each with what it is asked for.
     var cameras: [CaptureInputs.Camera]
     var audio: [String]
     var audioRequest: CaptureAudioRequest
     var realtime: Bool
     var holdsConfigurationLock: Bool
-    var recording: CaptureRecorderConfiguration
+    package var recording: CaptureRecorderConfiguration
     var progress: ProgressStyle
     var progressInterval: MediaTime
 
-    init(command: Capctl.Record) {
+    package init(command: Capctl.Record) {
         let shared = command.capture.request
         cameras = command.video.map { ($0.device.specifier, $0.request(over: shared), $0.overlay(over: command.overlay)) }
         audio = command.audio.map(\.specifier)
@@ -68,7 +68,7 @@ struct RecordRequest {
         self.recording = recording
     }
 
-    var limits: RecordingReporter.Limits {
+    package var limits: RecordingReporter.Limits {
         RecordingReporter.Limits(duration: recording.maxDuration, size: recording.maxSize, minFreeSpace: recording.minFreeSpace)
     }
 }
@@ -147,9 +147,9 @@ final class RecordingFrontend: Sendable {
 }
 
 /// How a recording ended, as `record` reports it: the finished event and the exit status.
-enum RecordingOutcome {
+package enum RecordingOutcome {
     /// Reports the end and answers the exit status.
-    static func report(_ end: CaptureRecorderEnd, to reporter: RecordingReporter, streams: [RecordingReporter.StreamStatus], hasFile: Bool) -> ExitStatus {
+    package static func report(_ end: CaptureRecorderEnd, to reporter: RecordingReporter, streams: [RecordingReporter.StreamStatus], hasFile: Bool) -> ExitStatus {
         var (reason, error) = (end.reason, end.error)
         var failure = end.streamEnd.flatMap(Self.text)
         var status = exitStatus(reason: reason, error: error)
@@ -198,53 +198,53 @@ enum RecordingOutcome {
 }
 
 /// Turns a `CaptureRecorder`'s delegate calls into the reporter's events.
-final class RecordingEventRelay: CaptureRecorderDelegate, Sendable {
+package final class RecordingEventRelay: CaptureRecorderDelegate, Sendable {
     let reporter: RecordingReporter
 
-    init(reporter: RecordingReporter) {
+    package init(reporter: RecordingReporter) {
         self.reporter = reporter
     }
 
-    func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {
+    package func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {
         reporter.paused(path: path, statistics: recorder.progress.statistics, cause: PauseCause(cause))
     }
 
-    func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause) {
+    package func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause) {
         reporter.resumed(path: path, statistics: recorder.progress.statistics, cause: PauseCause(cause))
     }
 
-    func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {
+    package func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {
         reporter.motion(started: started, score: score)
     }
 
-    func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {
+    package func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {
         reporter.silence(event, microphone: number, input: input, threshold: recorder.configuration.silence?.threshold)
     }
 
-    func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {
+    package func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {
         reporter.cameraLost(input, camera: number, statistics: recorder.progress.statistics)
     }
 
-    func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
+    package func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {
         // No file was made: the recording's end says why, and no event claims one was written.
         guard file.wasCreated else { return }
         // A limit or a lost camera ended the recording with this file, which is complete: the end event says which.
         reporter.segment(file, error: error?.recordingSuccessfullyFinished == true ? nil : error)
     }
 
-    func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {
+    package func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {
         reporter.fileDeleted(path, bytes: bytes, reason: reason.word)
     }
 
-    func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {
+    package func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {
         reporter.streamConnected(index, url: destination.description, connections: connections)
     }
 
-    func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {
+    package func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {
         reporter.streamDisconnected(index, url: destination.description, error: error)
     }
 
-    func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
+    package func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
                   attempt: Int) {
         reporter.streamReconnecting(index, url: destination.description, after: delay, attempt: attempt)
     }

@@ -5,7 +5,7 @@ import FoundationEssentials
 /// `stream-reconnecting`, and each stream's state in `progress` and `finished`.
 extension RecordingReporter {
     /// One stream's state, for `progress` and `finished`.
-    struct StreamStatus: Encodable {
+    package struct StreamStatus: Encodable {
         var url: String
         var state: String
         /// Bits per second sent since the last report.

@@ -8,8 +8,8 @@ import Glibc
 /// `record`'s progress on stdout: one refreshing status line on a terminal,
 /// or one JSON object a line (events `started`, `progress`, `paused`,
 /// `resumed`, `segment`, `file-deleted`, `audio-silent`, `audio-restored`, `finished`). Field names are stable.
-final class RecordingReporter: Sendable {
-    struct Limits {
+package final class RecordingReporter: Sendable {
+    package struct Limits {
         var duration: MediaTime?
         var size: Int64?
         var minFreeSpace: Int64
@@ -24,7 +24,7 @@ final class RecordingReporter: Sendable {
     let showsDeletions: Bool
     /// Where JSON lines go instead of stdout, each carrying `recording` (the
     /// service's events: several recordings share its stdout and event stream).
-    let sink: EventSink?
+    let sink: (any RecordingEventSink)?
     /// How events name a file (the service names them inside its folder).
     let fileName: @Sendable (String) -> String
 
@@ -47,8 +47,8 @@ final class RecordingReporter: Sendable {
     }
     private let state = Mutex(State())
 
-    init(style: ProgressStyle, showsPreRoll: Bool = false, showsLevelMeters: Bool = false, showsDeletions: Bool = false,
-         sink: EventSink? = nil, fileName: @escaping @Sendable (String) -> String = { $0 }) {
+    package init(style: ProgressStyle, showsPreRoll: Bool = false, showsLevelMeters: Bool = false, showsDeletions: Bool = false,
+         sink: (any RecordingEventSink)? = nil, fileName: @escaping @Sendable (String) -> String = { $0 }) {
         self.style = style
         self.showsPreRoll = showsPreRoll
         self.showsLevelMeters = showsLevelMeters
@@ -58,10 +58,10 @@ final class RecordingReporter: Sendable {
     }
 
     /// The `finished` event, once it has been reported.
-    var finishedEvent: FinishedEvent? { state.withLock { $0.finished } }
+    package var finishedEvent: FinishedEvent? { state.withLock { $0.finished } }
 
     /// Each stream's state now, bit rates over the time since the last call.
-    func streamStatuses(_ streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]) -> [StreamStatus] {
+    package func streamStatuses(_ streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]) -> [StreamStatus] {
         let now = MonotonicClock.nowNanoseconds()
         return state.withLock { state in
             let elapsed = Double(now - state.lastStreamStatus) / 1e9
@@ -72,7 +72,7 @@ final class RecordingReporter: Sendable {
 
     // MARK: Events
 
-    func started(files paths: [String], inputs: [CaptureInput], limits: Limits, streams: [String] = []) {
+    package func started(files paths: [String], inputs: [CaptureInput], limits: Limits, streams: [String] = []) {
         let files = paths.map(fileName)
         let devices = inputs.map { input -> StartedEvent.Input in
             let source = input.source
@@ -109,7 +109,7 @@ final class RecordingReporter: Sendable {
         if now { event() }
     }
 
-    func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
+    package func progress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
                   audioLevels: [CaptureRecorderAudioLevels] = []) {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = state.withLock { state -> (Double, Double) in
@@ -148,7 +148,7 @@ final class RecordingReporter: Sendable {
 
     /// The progress event for now, its rates over the time since the last
     /// report, without making this a report (for a service's status request).
-    func currentProgress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
+    package func currentProgress(_ statistics: RecordingStatistics, limits: Limits, freeSpace: Int64?, streams: [StreamStatus] = [],
                          audioLevels: [CaptureRecorderAudioLevels] = []) -> ProgressEvent {
         let now = MonotonicClock.nowNanoseconds()
         let (fps, bitRate) = state.withLock { Self.rates(statistics, since: $0, now: now) }
@@ -217,7 +217,7 @@ final class RecordingReporter: Sendable {
 
     /// A marker was put in the recording: `mediaTime` in the whole recording, `fileTime` in its file.
     @discardableResult
-    func marker(_ marker: RecordingMarker) -> MarkerEvent {
+    package func marker(_ marker: RecordingMarker) -> MarkerEvent {
         let event = MarkerEvent(time: EventTime.now(), title: marker.title, file: fileName(marker.path),
                                 fileTime: marker.time.seconds, mediaTime: marker.recordingTime.seconds)
         emit(event) { "marker '\(marker.title)' at \(formatClock(marker.recordingTime.seconds)) in \(fileName(marker.path))" }
@@ -329,7 +329,7 @@ final class RecordingReporter: Sendable {
         var freeSpace: Int64?
     }
 
-    struct ProgressEvent: Encodable {
+    package struct ProgressEvent: Encodable {
         var event = "progress"
         var time: String
         var duration: Double
@@ -394,7 +394,7 @@ final class RecordingReporter: Sendable {
         let duration: Double
     }
 
-    struct MarkerEvent: Encodable {
+    package struct MarkerEvent: Encodable {
         var event = "marker"
         var time: String
         var title: String
@@ -431,11 +431,11 @@ final class RecordingReporter: Sendable {
         var reason: String
     }
 
-    struct FinishedEvent: Encodable {
+    package struct FinishedEvent: Encodable {
         var event = "finished"
         var time: String
-        var reason: String
-        var files: [String]
+        package var reason: String
+        package var files: [String]
         var duration: Double
         var bytes: Int64
         var frames: Int
@@ -467,4 +467,10 @@ extension Double {
         let factor = pow(10, Double(places))
         return (self * factor).rounded() / factor
     }
+}
+
+/// Where a recording's events go instead of stdout (the service's event
+/// stream, which tags each with its recording).
+package protocol RecordingEventSink: Sendable {
+    func send<T: Encodable>(_ event: T)
 }

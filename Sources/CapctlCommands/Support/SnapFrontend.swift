@@ -247,36 +247,36 @@ extension CommandFailure {
 
 /// `snap`'s events on stdout: one line per photo for people, or one JSON
 /// object a line for every delegate event. Field names are stable.
-final class SnapReporter: Sendable {
+package final class SnapReporter: Sendable {
     let json: Bool
     /// Whole lines are written under it.
     private let lock = Mutex(())
 
     init(json: Bool) { self.json = json }
 
-    struct Event: Encodable {
+    package struct Event: Encodable {
         var event: String
         var uniqueID: Int64
         var format: String
-        var width: Int
-        var height: Int
+        package var width: Int
+        package var height: Int
         var flashMode: String
         var flashFired: Bool
         var passthrough: Bool
         var fourcc: String
         var quality: Int?
-        var path: String?
-        var timestamp: Double?
-        var bytes: Int?
-        var sequence: UInt64?
-        var sidecar: String?
+        package var path: String?
+        package var timestamp: Double?
+        package var bytes: Int?
+        package var sequence: UInt64?
+        package var sidecar: String?
         var livePhotoMovie: String?
         var duration: Double?
         var photoDisplayTime: Double?
         var frames: Int?
-        var error: String?
+        package var error: String?
 
-        init(_ name: String, _ settings: ResolvedPhotoSettings) {
+        package init(_ name: String, _ settings: ResolvedPhotoSettings) {
             event = name
             uniqueID = settings.uniqueID
             format = settings.format.rawValue

@@ -1,3 +1,4 @@
+import CapctlCommands
 import CaptureKit
 import FoundationEssentials
 import Synchronization

@@ -1,3 +1,4 @@
+import CapctlCommands
 import CaptureKit
 
 /// A photo request as `POST /photos` gives it, checked: `snap`'s settings as

@@ -1,3 +1,4 @@
+import CapctlCommands
 /// Why the service refused a request: its kind (the HTTP layer's status) and
 /// one line saying what was wrong and what to do instead.
 package struct ServiceError: Error, Sendable, CustomStringConvertible {

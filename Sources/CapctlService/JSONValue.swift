@@ -1,3 +1,4 @@
+import CapctlCommands
 /// Any JSON value, as a request body holds it (FoundationEssentials has no JSONSerialization).
 package enum JSONValue: Decodable, Sendable, Equatable {
     case bool(Bool)

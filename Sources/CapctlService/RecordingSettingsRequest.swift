@@ -1,3 +1,4 @@
+import CapctlCommands
 import ArgumentParser
 import CaptureKit
 

@@ -1,3 +1,4 @@
+import CapctlCommands
 import CaptureKit
 
 extension CaptureService {

@@ -1,3 +1,4 @@
+import CapctlCommands
 /// Metrics written in Prometheus's text exposition format, version 0.0.4
 /// (what `GET /metrics` answers): families of samples, each family once
 /// with its `# HELP` and `# TYPE` lines, in the order they were first given.

@@ -1,3 +1,4 @@
+import CapctlCommands
 import CaptureKit
 import FoundationEssentials
 import Synchronization
@@ -58,7 +59,7 @@ package final class ServiceEvents: Sendable {
 }
 
 /// Where one recording's events go: the service's events, each carrying `recording`.
-struct EventSink: Sendable {
+struct EventSink: RecordingEventSink {
     let recording: String
     let events: ServiceEvents
 

@@ -99,7 +99,7 @@ package struct ServiceConfiguration: Sendable {
     }
 
     /// The devices, opened as `record` opens them.
-    func openInputs() throws -> [CaptureInput] {
+    package func openInputs() throws -> [CaptureInput] {
         try CaptureInputs.open(cameras: cameras, microphones: microphones, audioRequest: audioRequest, realtime: true,
                                locksConfiguration: holdsConfigurationLock)
     }

@@ -1,23 +1,14 @@
 import CaptureKit
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What runs `capctl serve`'s server: capctl-serve installs one before it runs
-/// the command line, so that `serve` runs here rather than starting that process.
+/// What runs `capctl serve`'s server: capctl-serve's entry point passes one to
+/// the command line (`CapctlCommandLine.main(hosting:)`), so that `serve` runs
+/// there rather than starting that process.
 package protocol ServiceHost: Sendable {
     /// Runs the service until SIGINT or SIGTERM; answers the exit status.
     func run(_ configuration: ServiceConfiguration) throws -> ExitStatus
-}
-
-/// The process's service host, if it has one (set once, before parsing).
-package enum ServiceHostRegistry {
-    private static let installed = Mutex<(any ServiceHost)?>(nil)
-
-    static func install(_ host: any ServiceHost) { installed.withLock { $0 = host } }
-
-    static var host: (any ServiceHost)? { installed.withLock { $0 } }
 }
 
 /// Starts capctl-serve in this process's place. It is found beside the running
