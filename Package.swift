@@ -118,6 +118,17 @@ let package = Package(
             name: "CaptureKitTests",
             dependencies: ["CaptureKit"]
         ),
+        // The service's routes in this process, through Hummingbird's own test client.
+        .testTarget(
+            name: "CapctlServiceTests",
+            dependencies: [
+                "capctl-serve",
+                "CapctlService",
+                "CapctlCommands",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "capctlTests",
             dependencies: ["capctl", "capctl-serve", "CapctlService", "RecordClip", "LoopRecorder", "WriteFrames", "SaveFrame", "MotionClips"]

@@ -6,7 +6,7 @@ extension ServiceRouter {
     /// `/devices/{id}/controls` and `/devices/{id}/torch`: a camera's controls
     /// (as `capctl controls --json`), changing them (as `capctl set --json`),
     /// and its torch (as `capctl set-torch --json`).
-    static func addDeviceRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addDeviceRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.get("devices/:id/controls") { _, context in
             let id = try parameter("id", context)
             return json(try await offload { try service.controlsDocument(device: id) })

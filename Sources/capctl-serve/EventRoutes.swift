@@ -6,7 +6,7 @@ import Hummingbird
 extension ServiceRouter {
     /// `GET /events`: every event from now on as Server-Sent Events, each a
     /// `data:` line of the JSON stdout carries, named by its `event` field.
-    static func addEventRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addEventRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.get("events") { _, _ in
             let stream = service.events.subscribe()
             let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .connection: "keep-alive"]

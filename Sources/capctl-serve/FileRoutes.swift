@@ -4,7 +4,7 @@ import Hummingbird
 
 extension ServiceRouter {
     /// `/files`: the folder's files, one of them (with ranges), and deleting one.
-    static func addFileRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addFileRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         let fileIO = FileIO()
         router.get("files") { _, _ in json(service.fileList()) }
         router.get("files/**") { request, context in

@@ -41,7 +41,7 @@ struct HTTPServiceHost: ServiceHost {
         return .success
     }
 
-    private func serve(_ service: CaptureService, configuration: ServiceConfiguration, accessLog: AccessLog) async throws {
+    private func serve(_ service: any CaptureServing, configuration: ServiceConfiguration, accessLog: AccessLog) async throws {
         var logger = Logger(label: "capctl-serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = .error
         let router = ServiceRouter.make(service: service, configuration: configuration, accessLog: accessLog)
@@ -54,7 +54,7 @@ struct HTTPServiceHost: ServiceHost {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 service.events.publish(ServiceStateEvent(event: "service-started", time: ServiceStateEvent.now(),
-                                                         address: configuration.host, port: port, folder: service.folder.root,
+                                                         address: configuration.host, port: port, folder: service.folderPath,
                                                          inputs: service.inputDocuments.map(\.device)))
             },
             logger: logger
@@ -69,7 +69,7 @@ struct HTTPServiceHost: ServiceHost {
 
 /// Finishes the recordings when the service is asked to stop.
 private struct CaptureShutdown: Service {
-    let service: CaptureService
+    let service: any CaptureServing
 
     func run() async throws {
         try? await gracefulShutdown()

@@ -11,7 +11,7 @@ extension ServiceRouter {
     /// `GET /stream.mjpg`: a camera's live view as MJPEG over HTTP
     /// (multipart/x-mixed-replace, as browsers' <img>, ffmpeg, VLC and
     /// OpenCV read it); `GET /snapshot.jpg`: its newest picture.
-    static func addLiveViewRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addLiveViewRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.get("stream.mjpg") { request, context in
             let viewer = try service.watch(query(request))
             // A client that hangs up frees its place now, not at the view's next picture (a minute away at fps=1/60).

@@ -7,7 +7,7 @@ extension ServiceRouter {
     /// (0.0.4), under the same Host and token rules as every request; the
     /// numbers come from `CaptureService.metricsExposition()`, and the
     /// responses so far by status from the access log.
-    static func addMetricsRoutes(to router: Router<ServiceRequestContext>, service: CaptureService, accessLog: AccessLog) {
+    static func addMetricsRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing, accessLog: AccessLog) {
         router.get("metrics") { _, _ in
             var metrics = service.metricsExposition()
             for (status, count) in accessLog.responsesByStatus {

@@ -5,7 +5,7 @@ import Hummingbird
 extension ServiceRouter {
     /// `POST /photos`: photos from a running camera, answered as the image
     /// itself, or listed once written into the folder (201).
-    static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("photos") { request, context in
             let settings = try await object(request, context: context)
             // Waits for the camera's frames without holding a thread.

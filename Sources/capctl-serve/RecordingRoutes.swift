@@ -5,7 +5,7 @@ import Hummingbird
 
 extension ServiceRouter {
     /// `/recordings`: start one, list them, one's progress, and its requests.
-    static func addRecordingRoutes(to router: Router<ServiceRequestContext>, service: CaptureService) {
+    static func addRecordingRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("recordings") { request, context in
             let settings = try await object(request, context: context)
             let created = try await offload { try service.startRecording(settings) }

@@ -4,10 +4,10 @@ import FoundationEssentials
 import Hummingbird
 
 /// The service's routes: small handlers that turn a request into one call on
-/// `CaptureService` and its answer into a response, as a subcommand turns
+/// the service (`CaptureServing`) and its answer into a response, as a subcommand turns
 /// options into a call on CaptureKit.
 enum ServiceRouter {
-    static func make(service: CaptureService, configuration: ServiceConfiguration, accessLog: AccessLog) -> Router<ServiceRequestContext> {
+    static func make(service: any CaptureServing, configuration: ServiceConfiguration, accessLog: AccessLog) -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: AccessLogMiddleware(log: accessLog))
         router.add(middleware: ErrorMiddleware())

@@ -1,0 +1,46 @@
+import CaptureKit
+
+/// What the HTTP layer asks of the service: one call per operation, each
+/// answering a document (or a refusal, `ServiceError`, whose kind the HTTP
+/// layer turns into a status). `CaptureService` is the real one, over the
+/// devices; the router takes any, so that its routes are tested in-process
+/// against a stand-in as well as against the real service.
+package protocol CaptureServing: Sendable {
+    /// The service's events, for `GET /events`.
+    var events: ServiceEvents { get }
+    /// The folder's absolute path (for `service-started`).
+    var folderPath: String { get }
+
+    // Session and devices
+    var sessionDocument: CaptureService.SessionDocument { get }
+    var inputDocuments: [CaptureService.InputDocument] { get }
+    func controlsDocument(device id: String) throws(ServiceError) -> JSONBody
+    func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody
+    func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody
+
+    // Recordings
+    func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> CaptureService.RecordingCreated
+    func recordingList() -> JSONBody
+    func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody
+    func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> JSONBody
+    func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> JSONBody
+
+    // Photos, live views
+    func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> CaptureService.PhotoAnswer
+    func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer
+    func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame
+
+    // Files
+    func fileList() -> JSONBody
+    func file(named name: String) throws(ServiceError) -> (path: String, bytes: Int64)
+    func deleteFile(named name: String) throws(ServiceError) -> JSONBody
+
+    /// The numbers `GET /metrics` answers (the HTTP layer adds its own).
+    func metricsExposition() -> PrometheusExposition
+    /// Finishes every recording and stops the capture (once; later calls return at once).
+    func shutdown()
+}
+
+extension CaptureService: CaptureServing {
+    package var folderPath: String { folder.root }
+}
