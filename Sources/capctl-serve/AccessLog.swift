@@ -76,7 +76,13 @@ struct AccessLogMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let client = context.remoteAddress?.ipAddress ?? "-"
-        let response = try await next(request, context)
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // A refusal makes its own response; it is logged as it goes out.
+            response = try error.response(from: request, context: context)
+        }
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         log.write(client: client, method: request.method.rawValue, path: request.uri.description, status: response.status.code,

@@ -4,20 +4,22 @@ import FoundationEssentials
 import Hummingbird
 import NIOCore
 
-/// Turns every failure into a response with a one-line JSON reason,
-/// `{"error": "…"}`: the service's refusals, the router's (no such path or
-/// method), and bodies too large or malformed. Nothing else escapes as a 500
-/// without saying what happened.
+/// Gives the framework's own failures a one-line reason as the service's
+/// refusals have (`{"error": "…"}`): no such path, a body too large or not
+/// the JSON a request takes, and anything unforeseen (500). The service's
+/// refusals (`ServiceError`) and the HTTP layer's (`ServiceHTTPError`) are
+/// Hummingbird's `HTTPResponseError`s, which make their own responses: they
+/// pass through untouched.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as ServiceHTTPError {
-            return Self.response(error.status, error.message, headers: error.headers)
         } catch let error as ServiceError {
-            return Self.response(Self.status(error.kind), error.message)
+            throw error
+        } catch let error as ServiceHTTPError {
+            throw error
         } catch let error as HTTPError {
             let message: String
             switch error.status {
@@ -26,18 +28,42 @@ struct ErrorMiddleware: RouterMiddleware {
             case .contentTooLarge: message = "the request body is larger than 64 KiB"
             default: message = error.body ?? error.status.reasonPhrase
             }
-            return Self.response(error.status, message, headers: error.headers)
+            throw ServiceHTTPError(status: error.status, message: message, headers: error.headers)
         } catch is NIOTooManyBytesError {
             // A body collected up to the context's limit (64 KiB) that goes on.
-            return Self.response(.contentTooLarge, "the request body is larger than 64 KiB")
+            throw ServiceHTTPError(status: .contentTooLarge, message: "the request body is larger than 64 KiB")
         } catch is DecodingError {
-            return Self.response(.badRequest, "the body is not a JSON object of the settings this request takes")
+            throw ServiceHTTPError(status: .badRequest, message: "the body is not a JSON object of the settings this request takes")
+        } catch let error as any HTTPResponseError {
+            throw error
         } catch {
-            return Self.response(.internalServerError, "\(error)")
+            throw ServiceHTTPError(status: .internalServerError, message: "\(error)")
         }
     }
 
-    static func status(_ kind: ServiceError.Kind) -> HTTPResponse.Status {
+    /// A refusal's response: its status, and `{"error": …}` in one line.
+    static func response(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSONBody(error: line).text + "\n")))
+    }
+}
+
+/// A refusal of the HTTP layer itself (Host, token, Origin, body).
+struct ServiceHTTPError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+    var headers: HTTPFields = [:]
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        ErrorMiddleware.response(status, message, headers: headers)
+    }
+}
+
+/// The service's refusals answer with the status of their kind.
+extension ServiceError: HTTPResponseError {
+    package var status: HTTPResponse.Status {
         switch kind {
         case .badRequest: return .badRequest
         case .notFound: return .notFound
@@ -48,22 +74,10 @@ struct ErrorMiddleware: RouterMiddleware {
         }
     }
 
-    static func response(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
-        var headers = headers
-        headers[.contentType] = "application/json"
-        let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSONBody(error: line).text + "\n")))
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
+        ErrorMiddleware.response(status, message)
     }
-}
 
-/// A refusal of the HTTP layer itself (Host, token, Origin, body).
-struct ServiceHTTPError: Error {
-    let status: HTTPResponse.Status
-    let message: String
-    var headers: HTTPFields = [:]
-}
-
-extension ServiceError {
     static func http(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> ServiceHTTPError {
         ServiceHTTPError(status: status, message: message, headers: headers)
     }

@@ -22,7 +22,7 @@ struct InProcessService {
         var words = arguments + ["--dir", folder]
         if let token {
             let tokenFile = folder + "-token"
-            FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            try #require(FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]))
             words += ["--token-file", tokenFile]
         }
         configuration = try ServiceConfiguration(command: Capctl.Serve.parse(words))

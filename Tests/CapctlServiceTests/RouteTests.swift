@@ -105,7 +105,7 @@ import Testing
     @Test func recordingSettingsThatCannotWork() async throws {
         let service = try InProcessService()
         defer { service.remove() }
-        FileManager.default.createFile(atPath: service.folder + "/taken.mp4", contents: Data([1, 2, 3]))
+        #expect(FileManager.default.createFile(atPath: service.folder + "/taken.mp4", contents: Data([1, 2, 3])))
         try await service.test { client, _ in
             let unknown = try await client.send(.post, "/recordings", json: #"{"file": "a.mp4", "frobnicate": 1}"#)
             #expect(unknown.status == .badRequest)
@@ -156,7 +156,7 @@ import Testing
     @Test func filesByName() async throws {
         let service = try InProcessService()
         defer { service.remove() }
-        FileManager.default.createFile(atPath: service.folder + "/a b.txt", contents: Data("0123456789".utf8))
+        #expect(FileManager.default.createFile(atPath: service.folder + "/a b.txt", contents: Data("0123456789".utf8)))
         try await service.test { client, _ in
             let whole = try await client.send(.get, "/files/a%20b.txt")
             #expect(whole.status == .ok)
