@@ -29,8 +29,10 @@ extension CaptureService {
         if filesBeingWritten().contains(name) {
             throw ServiceError(.conflict, "\(name) is being recorded; stop its recording first")
         }
-        guard unlink(file.path) == 0 else {
-            throw ServiceError(.failed, "cannot delete \(name): \(String(cString: strerror(errno)))")
+        do throws(SystemCallError) {
+            try Posix.unlink(file.path)
+        } catch {
+            throw ServiceError(.failed, "cannot delete \(name): \(error.reason)")
         }
         struct Deleted: Encodable {
             let deleted: String

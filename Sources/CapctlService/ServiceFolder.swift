@@ -36,11 +36,9 @@ package struct ServiceFolder: Sendable {
             throw ServiceError(.badRequest, "\(what) '\(name)' may not hold '..', '.' or an empty part; give a name inside the service's folder")
         }
         let folder = parts.count > 1 ? root + "/" + parts.dropLast().joined(separator: "/") : root
-        guard let resolved = realpath(folder, nil) else {
+        guard let real = try? Posix.realpath(folder) else {
             throw ServiceError(.badRequest, "\(what) '\(name)': the folder \(parts.dropLast().joined(separator: "/")) does not exist in the service's folder")
         }
-        let real = String(cString: resolved)
-        free(resolved)
         guard real == root || real.hasPrefix(root + "/") else {
             throw ServiceError(.badRequest, "\(what) '\(name)' leads out of the service's folder through a symbolic link")
         }
@@ -85,8 +83,7 @@ package struct ServiceFolder: Sendable {
         try Self.refuseControlCharacters(in: name, what: "name")
         let path: String
         do { path = try self.path(for: name, what: "name") } catch { throw ServiceError(.notFound, "no file '\(name)' in the service's folder") }
-        var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard let info = try? Posix.lstat(path), (info.st_mode & S_IFMT) == S_IFREG else {
             throw ServiceError(.notFound, "no file '\(name)' in the service's folder")
         }
         return (path, Int64(info.st_size))
@@ -101,14 +98,11 @@ package struct ServiceFolder: Sendable {
     }
 
     private func collect(relative: String, into found: inout [Entry], depth: Int) {
-        guard depth < 8, let directory = opendir(relative.isEmpty ? root : root + "/" + relative) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard depth < 8, let names = try? Posix.directoryEntries(relative.isEmpty ? root : root + "/" + relative) else { return }
+        for name in names {
             guard !name.hasPrefix(".") else { continue }
             let child = relative.isEmpty ? name : relative + "/" + name
-            var info = stat()
-            guard lstat(root + "/" + child, &info) == 0 else { continue }
+            guard let info = try? Posix.lstat(root + "/" + child) else { continue }
             switch info.st_mode & S_IFMT {
             case S_IFREG:
                 found.append(Entry(name: child, bytes: Int64(info.st_size), modified: Self.isoTime(info.st_mtim.tv_sec)))
@@ -128,7 +122,7 @@ package struct ServiceFolder: Sendable {
         var parts = tm()
         gmtime_r(&time, &parts)
         var buffer = [CChar](repeating: 0, count: 32)
-        strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
-        return String(cString: buffer)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

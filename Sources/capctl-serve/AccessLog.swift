@@ -1,5 +1,6 @@
 import CapctlCommands
 import CapctlService
+import CaptureKit
 import Hummingbird
 import Synchronization
 #if canImport(Glibc)
@@ -20,11 +21,11 @@ final class AccessLog: Sendable {
             descriptor = STDERR_FILENO
             return
         }
-        let opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
-        guard opened >= 0 else {
-            throw CommandFailure("--access-log \(path): \(String(cString: strerror(errno)))", status: .cannotCreate)
+        do throws(SystemCallError) {
+            descriptor = try Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: 0o640)
+        } catch {
+            throw CommandFailure("--access-log \(path): \(error.reason)", status: .cannotCreate)
         }
-        descriptor = opened
     }
 
     func write(client: String, method: String, path: String, status: Int, bytes: Int?, milliseconds: Double) {
@@ -33,12 +34,10 @@ final class AccessLog: Sendable {
         let line = "\(EventTime.now()) \(client) \"\(method) \(target)\" \(status) \(bytes.map(String.init) ?? "-") "
             + Self.decimal(milliseconds) + "ms\n"
         lock.withLock { _ in
-            var bytes = Array(line.utf8)[...]
+            var bytes = Array(line.utf8)
             while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
-                bytes = bytes.dropFirst(written)
+                guard let written = try? Posix.write(descriptor, bytes, path: "access log"), written > 0 else { return }
+                bytes.removeFirst(written)
             }
         }
     }

@@ -50,17 +50,19 @@ package struct ServiceConfiguration: Sendable {
 
     /// The folder, resolved: it must exist and be writable.
     private static func folder(_ path: String) throws -> String {
-        guard let resolved = realpath(path, nil) else {
-            throw CommandFailure("--dir \(path): \(String(cString: strerror(errno)))", status: .cannotCreate)
+        let folder: String
+        do throws(SystemCallError) {
+            folder = try Posix.realpath(path)
+        } catch {
+            throw CommandFailure("--dir \(path): \(error.reason)", status: .cannotCreate)
         }
-        defer { free(resolved) }
-        let folder = String(cString: resolved)
-        var info = stat()
-        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+        guard let info = try? Posix.stat(folder), (info.st_mode & S_IFMT) == S_IFDIR else {
             throw CommandFailure("--dir \(path): not a folder", status: .cannotCreate)
         }
-        guard access(folder, W_OK) == 0 else {
-            throw CommandFailure("--dir \(path): not writable (\(String(cString: strerror(errno))))", status: .cannotCreate)
+        do throws(SystemCallError) {
+            try Posix.access(folder, W_OK)
+        } catch {
+            throw CommandFailure("--dir \(path): not writable (\(error.reason))", status: .cannotCreate)
         }
         return folder
     }
@@ -68,26 +70,25 @@ package struct ServiceConfiguration: Sendable {
     /// The token in `path`: a file only its owner can read (mode 0600 or
     /// stricter), holding one line of at least 16 characters.
     private static func token(_ path: String) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw CommandFailure("--token-file \(path): \(String(cString: strerror(errno)))", status: .noInput)
+        let descriptor: Int32
+        do throws(SystemCallError) {
+            descriptor = try Posix.open(path, O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw CommandFailure("--token-file \(path): \(error.reason)", status: .noInput)
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        defer { try? Posix.close(descriptor, path: path) }
+        guard let info = try? Posix.fstat(descriptor, path: path), (info.st_mode & S_IFMT) == S_IFREG else {
             throw CommandFailure("--token-file \(path): not a regular file", status: .usage)
         }
         guard info.st_mode & 0o077 == 0 else {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw CommandFailure("--token-file \(path) has mode \(mode): others could read the token; chmod 600 \(path)", status: .usage)
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
+        let bytes: [UInt8]
+        do throws(SystemCallError) {
+            bytes = try Posix.read(descriptor, upTo: 65536, path: path)
+        } catch {
+            throw CommandFailure("--token-file \(path): \(error.reason)", status: .noInput)
         }
         let text = String(decoding: bytes, as: UTF8.self)
         let token = String(text.split(whereSeparator: \.isNewline).first ?? "").trimmingWhitespace()

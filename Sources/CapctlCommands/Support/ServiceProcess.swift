@@ -17,7 +17,7 @@ package protocol ServiceHost: Sendable {
 enum ServiceProcess {
     static func execute(arguments: [String]) throws -> Never {
         let candidates = locations()
-        for path in candidates where access(path, X_OK) == 0 {
+        for path in candidates where Posix.isAccessible(path, X_OK) {
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
             execv(path, argv)
             let reason = String(cString: strerror(errno))
@@ -28,10 +28,7 @@ enum ServiceProcess {
     }
 
     private static func locations() -> [String] {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return ["/usr/libexec/capctl/capctl-serve"] }
-        let executable = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let executable = try? Posix.readlink("/proc/self/exe") else { return ["/usr/libexec/capctl/capctl-serve"] }
         let folder = executable.lastIndex(of: "/").map { String(executable[..<$0]) } ?? "."
         return [folder + "/capctl-serve", folder + "/../libexec/capctl/capctl-serve"]
     }

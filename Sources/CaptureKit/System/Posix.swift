@@ -19,7 +19,7 @@ package enum Posix {
     // MARK: Descriptors
 
     /// open(2). Callers pass O_CLOEXEC so descriptors do not leak into children.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> Int32 {
         try systemCall("open(\(path))") { Glibc.open(path, flags, mode) }
     }
 
@@ -42,7 +42,7 @@ package enum Posix {
     }
 
     /// write(2) of `bytes`: the bytes written, which may be fewer than given.
-    static func write(_ fd: Int32, _ bytes: [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
+    package static func write(_ fd: Int32, _ bytes: [UInt8], path: String? = nil) throws(SystemCallError) -> Int {
         try systemCall(named("write", path)) { Glibc.write(fd, bytes, bytes.count) }
     }
 
@@ -154,21 +154,21 @@ package enum Posix {
     // MARK: Paths
 
     /// stat(2): what `path` names, links followed.
-    static func stat(_ path: String) throws(SystemCallError) -> Glibc.stat {
+    package static func stat(_ path: String) throws(SystemCallError) -> Glibc.stat {
         var info = Glibc.stat()
         try systemCall("stat(\(path))") { cStat(path, &info) }
         return info
     }
 
     /// lstat(2): the link itself, not what it points to.
-    static func lstat(_ path: String) throws(SystemCallError) -> Glibc.stat {
+    package static func lstat(_ path: String) throws(SystemCallError) -> Glibc.stat {
         var info = Glibc.stat()
         try systemCall("lstat(\(path))") { Glibc.lstat(path, &info) }
         return info
     }
 
     /// fstat(2): the open file's type, size, device and inode.
-    static func fstat(_ fd: Int32, path: String? = nil) throws(SystemCallError) -> Glibc.stat {
+    package static func fstat(_ fd: Int32, path: String? = nil) throws(SystemCallError) -> Glibc.stat {
         var info = Glibc.stat()
         try systemCall(named("fstat", path)) { Glibc.fstat(fd, &info) }
         return info
@@ -182,22 +182,22 @@ package enum Posix {
     }
 
     /// access(2) with `mode` (F_OK, R_OK | W_OK …), judged with the real user and group IDs.
-    static func access(_ path: String, _ mode: Int32) throws(SystemCallError) {
+    package static func access(_ path: String, _ mode: Int32) throws(SystemCallError) {
         try systemCall("access(\(path))") { Glibc.access(path, mode) }
     }
 
     /// Whether access(2) allows `mode` on `path` (by default: whether it exists).
-    static func isAccessible(_ path: String, _ mode: Int32 = F_OK) -> Bool {
+    package static func isAccessible(_ path: String, _ mode: Int32 = F_OK) -> Bool {
         (try? access(path, mode)) != nil
     }
 
     /// unlink(2): removes the name `path` (a link itself, never what it points to).
-    static func unlink(_ path: String) throws(SystemCallError) {
+    package static func unlink(_ path: String) throws(SystemCallError) {
         try systemCall("unlink(\(path))") { Glibc.unlink(path) }
     }
 
     /// readlink(2): where a symbolic link points, as written in it.
-    static func readlink(_ path: String) throws(SystemCallError) -> String {
+    package static func readlink(_ path: String) throws(SystemCallError) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let capacity = buffer.count - 1
         let count = try systemCall("readlink(\(path))") { Glibc.readlink(path, &buffer, capacity) }
@@ -205,7 +205,7 @@ package enum Posix {
     }
 
     /// realpath(3): the canonical absolute path, links resolved.
-    static func realpath(_ path: String) throws(SystemCallError) -> String {
+    package static func realpath(_ path: String) throws(SystemCallError) -> String {
         let resolved = try systemCall("realpath(\(path))") { Glibc.realpath(path, nil) }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -220,7 +220,7 @@ package enum Posix {
     }
 
     /// Reads from `fd` until the end of the file or `limit` bytes.
-    static func read(_ fd: Int32, upTo limit: Int, path: String? = nil) throws(SystemCallError) -> [UInt8] {
+    package static func read(_ fd: Int32, upTo limit: Int, path: String? = nil) throws(SystemCallError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: min(max(limit, 0), 4096))
         while bytes.count < limit {
@@ -232,7 +232,7 @@ package enum Posix {
     }
 
     /// The names in a directory (opendir/readdir), "." and ".." left out.
-    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+    package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         let directory = try systemCall("opendir(\(path))") { opendir(path) }
         defer { closedir(directory) }
         var names: [String] = []
