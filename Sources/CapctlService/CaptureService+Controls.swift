@@ -16,16 +16,16 @@ import Glibc
 extension CaptureService {
     /// `GET /devices/{id}/controls`: the document `capctl controls DEVICE --json`
     /// prints; a virtual camera's has no classes and no features.
-    package func controlsDocument(device id: String) throws(ServiceError) -> JSONBody {
+    package func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument {
         let (camera, discovery, named) = try namedCamera(id)
         guard case .hardware(let device) = named else {
-            return JSONBody(ControlsDocument(device: named, classes: [], features: FeaturesJSON(nil), discovery: discovery))
+            return ControlsDocument(device: named, classes: [], features: FeaturesJSON(nil), discovery: discovery)
         }
         do throws(ControlError) {
             // Reading needs no lock: any handle may read while the session's holds the priority.
             let controls = try DeviceControls.open(device.path)
-            return JSONBody(ControlsDocument(device: named, classes: try controls.controlClasses(), features: FeaturesJSON(controls),
-                                             discovery: discovery))
+            return ControlsDocument(device: named, classes: try controls.controlClasses(), features: FeaturesJSON(controls),
+                                    discovery: discovery)
         } catch {
             throw Self.serviceError(error, device: camera.source.path)
         }
@@ -39,7 +39,7 @@ extension CaptureService {
     /// is applied. A JSON object has no order: switches of automatic modes
     /// (names holding "auto") and the camera features focus, exposure and
     /// white_balance come first, so that `{"gain_automatic": false, "gain": 100}` works.
-    package func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody {
+    package func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument {
         let (camera, discovery, named) = try namedCamera(id)
         guard case .hardware(let device) = named else {
             throw ServiceError(.badRequest, "device \(id) (\(camera.source.path)) is a virtual camera: it has no controls to set")
@@ -71,14 +71,14 @@ extension CaptureService {
             throw Self.serviceError(error, device: device.path)
         }
         let index = discovery.devices(for: .video).firstIndex { $0.uniqueID == device.uniqueID }
-        return JSONBody(SetDocument(device: DeviceJSON(device, index: index), applied: applied.map(AppliedJSON.init),
-                                    held: camera.locksConfiguration))
+        return SetDocument(device: DeviceJSON(device, index: index), applied: applied.map(AppliedJSON.init),
+                           held: camera.locksConfiguration)
     }
 
     /// `POST /devices/{id}/torch` with `{"on": true}`, `{"on": false}`,
     /// `{"level": 0.5}` or `{"level": "max"}` (a level turns it on); `{}`
     /// changes nothing. Answers `capctl set-torch --json`'s document.
-    package func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody {
+    package func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON {
         let camera = try input(id)
         let request = try TorchRequest(settings)
         do throws(TorchError) {
@@ -92,7 +92,7 @@ extension CaptureService {
                     return try torch.status()
                 }
             }
-            return JSONBody(TorchStatusJSON(status))
+            return TorchStatusJSON(status)
         } catch {
             throw Self.serviceError(error)
         }

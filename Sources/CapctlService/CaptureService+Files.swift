@@ -6,16 +6,10 @@ import Glibc
 
 extension CaptureService {
     /// `GET /files`: every file in the folder, each with whether a running recording writes it.
-    package func fileList() -> JSONBody {
+    package func fileList() -> FileListDocument {
         let writing = Set(filesBeingWritten())
-        struct Listed: Encodable {
-            let name: String
-            let bytes: Int64
-            let modified: String
-            let recording: Bool
-        }
-        let files = folder.entries().map { Listed(name: $0.name, bytes: $0.bytes, modified: $0.modified, recording: writing.contains($0.name)) }
-        return JSONBody(["files": files])
+        let files = folder.entries().map { FileDocument(name: $0.name, bytes: $0.bytes, modified: $0.modified, recording: writing.contains($0.name)) }
+        return FileListDocument(files: files)
     }
 
     /// A file of the folder, by name: its path and size.
@@ -24,7 +18,7 @@ extension CaptureService {
     }
 
     /// Deletes a finished file of the folder; one a recording writes is refused.
-    package func deleteFile(named name: String) throws(ServiceError) -> JSONBody {
+    package func deleteFile(named name: String) throws(ServiceError) -> DeletedFileDocument {
         let file = try folder.existingFile(name)
         if filesBeingWritten().contains(name) {
             throw ServiceError(.conflict, "\(name) is being recorded; stop its recording first")
@@ -34,10 +28,6 @@ extension CaptureService {
         } catch {
             throw ServiceError(.failed, "cannot delete \(name): \(error.reason)")
         }
-        struct Deleted: Encodable {
-            let deleted: String
-            let bytes: Int64
-        }
-        return JSONBody(Deleted(deleted: name, bytes: file.bytes))
+        return DeletedFileDocument(deleted: name, bytes: file.bytes)
     }
 }

@@ -7,8 +7,8 @@ extension CaptureService {
         /// One photo without `file`: the image itself, its media type, and
         /// headers describing it (X-Capture-Time, X-Photo-Width …).
         case image(bytes: [UInt8], contentType: String, headers: [PhotoHeader])
-        /// Photos written into the folder (status 201): `{"camera", "photos": [PhotoDocument]}`.
-        case files(JSONBody)
+        /// Photos written into the folder (status 201).
+        case files(PhotosDocument)
     }
 
     /// One response header of a photo answered as an image.
@@ -18,7 +18,7 @@ extension CaptureService {
     }
 
     /// A photo written into the folder, as `POST /photos` lists it.
-    struct PhotoDocument: Encodable {
+    package struct PhotoDocument: Encodable, Sendable {
         /// The photo's unique ID (its events carry it).
         var id: Int64
         /// Its name inside the folder.
@@ -61,11 +61,7 @@ extension CaptureService {
                 return .image(bytes: photo.fileDataRepresentation, contentType: Self.contentType(request.format),
                               headers: headers(photo, camera: request.camera.id))
             }
-            struct Written: Encodable {
-                let camera: String
-                let photos: [PhotoDocument]
-            }
-            return .files(JSONBody(Written(camera: request.camera.id, photos: photos.map(document))))
+            return .files(PhotosDocument(camera: request.camera.id, photos: photos.map(document)))
         }
     }
 

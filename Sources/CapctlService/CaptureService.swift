@@ -210,13 +210,13 @@ package final class CaptureService: Sendable {
     }
 
     /// Every recording the service has made, running or finished, oldest first.
-    package func recordingList() -> JSONBody {
-        JSONBody(["recordings": recordings.withLock { $0.all }.map(\.document)])
+    package func recordingList() -> RecordingListDocument {
+        RecordingListDocument(recordings: recordings.withLock { $0.all }.map(\.document))
     }
 
     /// One recording: its state, files and progress (as the `progress` event), and its `finished` event once it has ended.
-    package func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody {
-        JSONBody(try recording(id).document)
+    package func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument {
+        try recording(id).document
     }
 
     /// The recordings GET /recordings lists, oldest first.
@@ -235,7 +235,7 @@ package final class CaptureService: Sendable {
     }
 
     /// Pauses, resumes, switches or stops a recording; answers its state after the request.
-    package func request(_ request: RecordingRequest, recording id: String) throws(ServiceError) -> JSONBody {
+    package func request(_ request: RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument {
         let recording = try recording(id)
         if recording.hasEnded || recording.recorder.hasEnded {
             throw ServiceError(.conflict, "recording \(id) has finished")
@@ -252,7 +252,7 @@ package final class CaptureService: Sendable {
             recorder.stop()
             recording.finish()
         }
-        return JSONBody(recording.document)
+        return recording.document
     }
 
     /// The files running recordings write now, by name inside the folder.
@@ -261,13 +261,13 @@ package final class CaptureService: Sendable {
     }
 
     /// Puts a marker in a running recording (`{"title": …}`); answers its `marker` event.
-    package func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> JSONBody {
+    package func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent {
         guard case .string(let title)? = body["title"], body.count == 1 else {
             throw ServiceError(.badRequest, "a marker takes one setting, title, a string such as {\"title\": \"door opened\"}")
         }
         let recording = try recording(id)
         if recording.hasEnded || recording.recorder.hasEnded { throw ServiceError(.conflict, "recording \(id) has finished") }
-        return JSONBody(try recording.addMarker(title: title))
+        return try recording.addMarker(title: title)
     }
 
     // MARK: Stopping

@@ -1,3 +1,4 @@
+import CapctlCommands
 import CaptureKit
 
 /// What the HTTP layer asks of the service: one call per operation, each
@@ -14,16 +15,16 @@ package protocol CaptureServing: Sendable {
     // Session and devices
     var sessionDocument: CaptureService.SessionDocument { get }
     var inputDocuments: [CaptureService.InputDocument] { get }
-    func controlsDocument(device id: String) throws(ServiceError) -> JSONBody
-    func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody
-    func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody
+    func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument
+    func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument
+    func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON
 
     // Recordings
     func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> CaptureService.RecordingCreated
-    func recordingList() -> JSONBody
-    func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody
-    func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> JSONBody
-    func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> JSONBody
+    func recordingList() -> RecordingListDocument
+    func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument
+    func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument
+    func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent
 
     // Photos, live views
     func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> CaptureService.PhotoAnswer
@@ -31,9 +32,9 @@ package protocol CaptureServing: Sendable {
     func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame
 
     // Files
-    func fileList() -> JSONBody
+    func fileList() -> FileListDocument
     func file(named name: String) throws(ServiceError) -> (path: String, bytes: Int64)
-    func deleteFile(named name: String) throws(ServiceError) -> JSONBody
+    func deleteFile(named name: String) throws(ServiceError) -> DeletedFileDocument
 
     /// The numbers `GET /metrics` answers (the HTTP layer adds its own).
     func metricsExposition() -> PrometheusExposition

@@ -25,19 +25,6 @@ final class ServiceRecording: Sendable {
     }
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
-    /// What the service answers about a recording.
-    struct Document: Encodable {
-        var id: String
-        /// running, paused or finished.
-        var state: String
-        /// Its files so far, by name inside the service's folder.
-        var files: [String]
-        var progress: RecordingReporter.ProgressEvent
-        /// Its `finished` event, once it has ended.
-        var finished: RecordingReporter.FinishedEvent?
-        /// The markers put in it, oldest first, as their `marker` events.
-        var markers: [RecordingReporter.MarkerEvent]
-    }
 
     init(id: String, command: Capctl.Record, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
         self.id = id
@@ -114,14 +101,14 @@ final class ServiceRecording: Sendable {
 
     var hasEnded: Bool { ended.withLock { $0 != nil } }
 
-    var document: Document {
+    var document: RecordingDocument {
         let progress = recorder.progress
         let event = reporter.currentProgress(progress.statistics, limits: limits, freeSpace: progress.freeSpace,
                                              streams: reporter.streamStatuses(progress.streams), audioLevels: recorder.currentAudioLevels)
         let finished = reporter.finishedEvent
         let state = finished != nil ? "finished" : progress.statistics.isPaused ? "paused" : "running"
         let files = finished?.files ?? (progress.statistics.files + (recorder.hasEnded ? [] : recorder.files)).map(folder.name)
-        return Document(id: id, state: state, files: files, progress: event, finished: finished, markers: markers.withLock { $0 })
+        return RecordingDocument(id: id, state: state, files: files, progress: event, finished: finished, markers: markers.withLock { $0 })
     }
 
     /// The recording's numbers now, as values (for the service's metrics).
@@ -168,4 +155,18 @@ extension ServiceFolder {
     func name(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
+}
+
+/// What the service answers about a recording (`GET /recordings/ID`, and its requests).
+package struct RecordingDocument: Encodable, Sendable {
+    package var id: String
+    /// running, paused or finished.
+    package var state: String
+    /// Its files so far, by name inside the service's folder.
+    package var files: [String]
+    package var progress: RecordingReporter.ProgressEvent
+    /// Its `finished` event, once it has ended.
+    package var finished: RecordingReporter.FinishedEvent?
+    /// The markers put in it, oldest first, as their `marker` events.
+    package var markers: [RecordingReporter.MarkerEvent]
 }

@@ -1,5 +1,6 @@
 @testable import capctl_serve
 @testable import CapctlService
+import CapctlCommands
 import CaptureKit
 import Synchronization
 import Foundation
@@ -30,20 +31,20 @@ import Testing
                   inputs: [], views: [], recordings: 0, activeRecordings: 0)
         }
         var inputDocuments: [CaptureService.InputDocument] { [] }
-        func controlsDocument(device id: String) throws(ServiceError) -> JSONBody { throw refuse() }
-        func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody { throw refuse() }
-        func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> JSONBody { throw refuse() }
+        func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument { throw refuse() }
+        func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument { throw refuse() }
+        func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON { throw refuse() }
         func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> CaptureService.RecordingCreated { throw refuse() }
-        func recordingList() -> JSONBody { JSONBody(["recordings": [String]()]) }
-        func recordingStatus(_ id: String) throws(ServiceError) -> JSONBody { throw refuse() }
-        func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> JSONBody { throw refuse() }
-        func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> JSONBody { throw refuse() }
+        func recordingList() -> RecordingListDocument { RecordingListDocument(recordings: []) }
+        func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
+        func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
+        func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent { throw refuse() }
         func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> CaptureService.PhotoAnswer { throw refuse() }
         func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer { throw refuse() }
         func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame { throw refuse() }
-        func fileList() -> JSONBody { JSONBody(["files": [String]()]) }
+        func fileList() -> FileListDocument { FileListDocument(files: []) }
         func file(named name: String) throws(ServiceError) -> (path: String, bytes: Int64) { throw refuse() }
-        func deleteFile(named name: String) throws(ServiceError) -> JSONBody { throw refuse() }
+        func deleteFile(named name: String) throws(ServiceError) -> DeletedFileDocument { throw refuse() }
         func metricsExposition() -> PrometheusExposition { PrometheusExposition() }
         func shutdown() {}
     }
