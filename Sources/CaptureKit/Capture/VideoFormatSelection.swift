@@ -44,7 +44,7 @@ enum VideoFormatSelection {
 
     /// The choice for `request`, or `CaptureError.unsupported(device, …)`
     /// naming the nearest supported choice.
-    public static func choose(_ request: CaptureVideoRequest, from formats: [VideoFormat], device: String) throws(CaptureError) -> VideoFormatChoice {
+    static func choose(_ request: CaptureVideoRequest, from formats: [VideoFormat], device: String) throws(CaptureError) -> VideoFormatChoice {
         let candidates = try candidateFormats(request, formats, device: device)
         if let fps = request.framesPerSecond, !(fps > 0 && fps.isFinite) {
             throw .unsupported(device, reason: "the frame rate must be a positive number of frames per second")
@@ -64,7 +64,7 @@ enum VideoFormatSelection {
     }
 
     /// Whether a device with these formats can capture at `preset`.
-    public static func supports(preset: SessionPreset, in formats: [VideoFormat]) -> Bool {
+    static func supports(preset: SessionPreset, in formats: [VideoFormat]) -> Bool {
         (try? choose(CaptureVideoRequest(preset: preset), from: formats, device: "")) != nil
     }
 

@@ -14,15 +14,15 @@ protocol ControlClock: Sendable {
 
 /// CLOCK_MONOTONIC and clock_nanosleep.
 struct MonotonicControlClock: ControlClock {
-    public init() {}
+    init() {}
 
-    public func now() -> Double {
+    func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    public func sleep(until deadline: Double) {
+    func sleep(until deadline: Double) {
         guard deadline > now() else { return }
         var target = timespec()
         target.tv_sec = Int(deadline.rounded(.down))
