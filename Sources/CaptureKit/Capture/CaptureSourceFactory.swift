@@ -1,10 +1,10 @@
 /// A device as a user names it, resolved: a real one found through
 /// discovery, or a virtual one made in software.
-public enum NamedDevice: Sendable {
+package enum NamedDevice: Sendable {
     case hardware(CaptureDevice)
     case virtual(VirtualDevice)
 
-    public var mediaType: MediaType {
+    package var mediaType: MediaType {
         switch self {
         case .hardware(let device): return device.mediaType
         case .virtual(let device): return device.mediaType
@@ -77,7 +77,7 @@ extension NamedDevice {
     /// (`test-pattern`, `test-tone[:HZ]`, `file:PATH`), else what discovery
     /// finds (node, ALSA name, unique ID, `video:N`, `audio:N`). With
     /// `mediaType`, a device of the other kind is refused.
-    public init(_ name: String, expecting mediaType: MediaType? = nil, discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
+    package init(_ name: String, expecting mediaType: MediaType? = nil, discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
         self = try CaptureSourceFactory.device(name, expecting: mediaType, discovery: discovery)
     }
 }

@@ -34,15 +34,15 @@ struct MonotonicControlClock: ControlClock {
 
 /// A request to stop a long control change (a zoom ramp) early, from any
 /// thread or from a signal handler's flag.
-public final class ControlCancellation: Sendable {
+package final class ControlCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
 
-    public init() {}
+    package init() {}
 
     /// Asks the change to stop where it is.
-    public func cancel() {
+    package func cancel() {
         flag.store(true, ordering: .relaxed)
     }
 
-    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    package var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }
