@@ -27,8 +27,6 @@ enum JSONOutput {
 
     /// Writes a line made by `line(_:)` to stdout and flushes; lines never interleave.
     static func writeLine(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        StandardStream.output.write(line + "\n")
+        lock.withLock { StandardStream.output.write(line + "\n") }
     }
 }
