@@ -7,19 +7,19 @@ import Synchronization
 /// so that no library call writes on the program's stderr; a program that
 /// wants the lines sets a handler. Errors that matter reach the caller as
 /// thrown errors either way.
-package enum FFmpegLog {
+public enum FFmpegLog {
     /// How severe a line is, as FFmpeg grades it.
-    package enum Level: Int32, Sendable, Comparable {
+    public enum Level: Int32, Sendable, Comparable {
         case panic = 0, fatal = 8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48
 
-        package static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     private static let handler = Mutex<(@Sendable (Level, String) -> Void)?>(nil)
 
     /// Sends FFmpeg's lines up to `level` (warnings and worse by default)
     /// to `handler`, on whatever thread FFmpeg logs from; nil stops them.
-    package static func setHandler(level: Level = .warning, _ newHandler: (@Sendable (Level, String) -> Void)?) {
+    public static func setHandler(level: Level = .warning, _ newHandler: (@Sendable (Level, String) -> Void)?) {
         FFmpegLogging.configure()
         handler.withLock { $0 = newHandler }
         av_log_set_level(newHandler == nil ? AV_LOG_QUIET : level.rawValue)

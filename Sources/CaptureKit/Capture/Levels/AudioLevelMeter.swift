@@ -123,7 +123,7 @@ public final class AudioLevelMeter: Sendable {
     /// A reader of levels over intervals, from now on: each `read()`
     /// answers the levels since the one before. The meter holds it weakly:
     /// keep it for as long as it is to read.
-    package func makeReader() -> AudioLevelReader {
+    public func makeReader() -> AudioLevelReader {
         let reader = AudioLevelReader()
         add(reader)
         return reader
@@ -133,7 +133,7 @@ public final class AudioLevelMeter: Sendable {
     /// every channel stays below `configuration.threshold` for
     /// `configuration.timeout` of audio, and when sound returns. The meter
     /// holds the monitor weakly: keep it for as long as it is to watch.
-    package func monitorSilence(_ configuration: AudioSilenceMonitor.Configuration, queue: DispatchQueue,
+    public func monitorSilence(_ configuration: AudioSilenceMonitor.Configuration, queue: DispatchQueue,
                                handler: @escaping @Sendable (AudioSilenceMonitor.Event) -> Void) -> AudioSilenceMonitor {
         let monitor = AudioSilenceMonitor(configuration: configuration, queue: queue, handler: handler)
         add(monitor)

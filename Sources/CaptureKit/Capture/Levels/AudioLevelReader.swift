@@ -5,7 +5,7 @@ import Synchronization
 /// over the audio measured since the read before (or since the reader was
 /// made) and begins the next interval. Made by `AudioLevelMeter.makeReader()`;
 /// several readers of one meter keep intervals of their own.
-package final class AudioLevelReader: Sendable, AudioLevelTap {
+public final class AudioLevelReader: Sendable, AudioLevelTap {
     /// The interval so far: linear peaks and sums of squares per channel,
     /// kept from interval to interval (the capture thread adds to them in place).
     private struct Interval {
@@ -42,7 +42,7 @@ package final class AudioLevelReader: Sendable, AudioLevelTap {
 
     /// The levels since the last read (or since the reader was made), and a
     /// new interval from now. No audio in the interval: no channels, no frames.
-    package func read() -> AudioLevels {
+    public func read() -> AudioLevels {
         interval.withLock { interval in
             defer { interval.reset() }
             return interval.levels
@@ -50,7 +50,7 @@ package final class AudioLevelReader: Sendable, AudioLevelTap {
     }
 
     /// The levels of the interval so far, without beginning a new one.
-    package var current: AudioLevels { interval.withLock { $0.levels } }
+    public var current: AudioLevels { interval.withLock { $0.levels } }
 
     func take(_ levels: BufferLevels) {
         interval.withLock { interval in

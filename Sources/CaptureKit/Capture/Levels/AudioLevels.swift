@@ -11,23 +11,23 @@ import Glibc
 /// −3.01 dBFS (no +3 dB correction is added). Silence has no finite level in
 /// decibels; levels are never below `floor` (−160 dBFS, AVAudioRecorder's
 /// "minimum power"), which digital silence (every sample zero) reads.
-package struct AudioLevels: Sendable, Hashable {
+public struct AudioLevels: Sendable, Hashable {
     /// Each channel's peak level, in dBFS, in the order of the channels.
-    package var peak: [Float]
+    public var peak: [Float]
     /// Each channel's RMS level, in dBFS.
-    package var rms: [Float]
+    public var rms: [Float]
     /// The sample frames measured (one sample per channel each).
-    package var frameCount: Int
+    public var frameCount: Int
     /// The capture time (CLOCK_MONOTONIC) of the first frame measured; nil when no audio was measured.
-    package var startTime: MediaTime?
+    public var startTime: MediaTime?
     /// The capture time just after the last frame measured; nil when no audio was measured.
-    package var endTime: MediaTime?
+    public var endTime: MediaTime?
 
     /// The lowest level reported: what digital silence reads.
-    package static let floor: Float = -160
+    public static let floor: Float = -160
 
     /// Levels as given: each channel's peak and RMS in dBFS, the frames and times they cover.
-    package init(peak: [Float], rms: [Float], frameCount: Int, startTime: MediaTime?, endTime: MediaTime?) {
+    public init(peak: [Float], rms: [Float], frameCount: Int, startTime: MediaTime?, endTime: MediaTime?) {
         self.peak = peak
         self.rms = rms
         self.frameCount = frameCount
@@ -36,25 +36,25 @@ package struct AudioLevels: Sendable, Hashable {
     }
 
     /// No audio: no channels, no frames.
-    package static let none = AudioLevels(peak: [], rms: [], frameCount: 0, startTime: nil, endTime: nil)
+    public static let none = AudioLevels(peak: [], rms: [], frameCount: 0, startTime: nil, endTime: nil)
 
     /// Whether any audio was measured.
-    package var hasAudio: Bool { frameCount > 0 }
+    public var hasAudio: Bool { frameCount > 0 }
 
     /// The level in dBFS of `amplitude` (1.0 is full scale), never below `floor`.
-    package static func decibels(amplitude: Double) -> Float {
+    public static func decibels(amplitude: Double) -> Float {
         guard amplitude > 0 else { return floor }
         return max(floor, Float(20 * log10(amplitude)))
     }
 
     /// The level in dBFS of a mean square (power; 1.0 is full scale), never below `floor`.
-    package static func decibels(meanSquare: Double) -> Float {
+    public static func decibels(meanSquare: Double) -> Float {
         guard meanSquare > 0 else { return floor }
         return max(floor, Float(10 * log10(meanSquare)))
     }
 
     /// The amplitude (1.0 is full scale) of a level in dBFS; 0 for −∞.
-    package static func amplitude(decibels: Double) -> Double {
+    public static func amplitude(decibels: Double) -> Double {
         decibels == -.infinity ? 0 : pow(10, decibels / 20)
     }
 }

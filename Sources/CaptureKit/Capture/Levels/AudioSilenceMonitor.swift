@@ -8,26 +8,26 @@ import Synchronization
 /// sample is below the threshold, and ends with the first buffer that has a
 /// sample at or above it (as ffmpeg's silencedetect, which compares samples).
 /// Made by `AudioLevelMeter.monitorSilence(_:queue:handler:)`.
-package final class AudioSilenceMonitor: Sendable, AudioLevelTap {
+public final class AudioSilenceMonitor: Sendable, AudioLevelTap {
     /// What counts as silence, and for how long before it is told.
-    package struct Configuration: Sendable, Hashable {
+    public struct Configuration: Sendable, Hashable {
         /// The level, in dBFS, that every sample of every channel stays below while silent.
-        package var threshold: Double
+        public var threshold: Double
         /// How long the audio stays below the threshold before it is told silent.
-        package var timeout: MediaTime
+        public var timeout: MediaTime
 
         /// −60 dBFS, as ffmpeg's silencedetect takes by default.
-        package static let defaultThreshold = -60.0
+        public static let defaultThreshold = -60.0
 
         /// Silence below `threshold` dBFS for `timeout`.
-        package init(threshold: Double = Self.defaultThreshold, timeout: MediaTime) {
+        public init(threshold: Double = Self.defaultThreshold, timeout: MediaTime) {
             self.threshold = threshold
             self.timeout = timeout
         }
     }
 
     /// What a monitor tells.
-    package enum Event: Sendable, Hashable {
+    public enum Event: Sendable, Hashable {
         /// The audio has been below the threshold since `since` (capture
         /// time of the first silent buffer) for the timeout.
         case silent(since: MediaTime)
@@ -37,7 +37,7 @@ package final class AudioSilenceMonitor: Sendable, AudioLevelTap {
         case restored(since: MediaTime, at: MediaTime)
 
         /// How long the silence lasted, for `restored`; for `silent`, zero.
-        package var silentFor: MediaTime {
+        public var silentFor: MediaTime {
             switch self {
             case .silent: return .zero
             case .restored(let since, let at): return at - since
@@ -46,7 +46,7 @@ package final class AudioSilenceMonitor: Sendable, AudioLevelTap {
     }
 
     /// What it counts as silence.
-    package let configuration: Configuration
+    public let configuration: Configuration
     private let queue: DispatchQueue
     private let handler: @Sendable (Event) -> Void
     /// The threshold as an amplitude (full scale 1.0), and the timeout in nanoseconds.
@@ -71,7 +71,7 @@ package final class AudioSilenceMonitor: Sendable, AudioLevelTap {
     }
 
     /// Whether the audio is silent now, as told: below the threshold for the timeout and not yet back.
-    package var isSilent: Bool { watch.withLock { $0.told } }
+    public var isSilent: Bool { watch.withLock { $0.told } }
 
     func take(_ levels: BufferLevels) {
         let event = watch.withLock { watch -> Event? in

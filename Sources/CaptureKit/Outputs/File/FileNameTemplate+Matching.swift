@@ -1,16 +1,16 @@
 /// What a file's name holds, read back through the template that could
 /// have produced it: its number, its camera, and the time of its fields.
-package struct FileNameTemplateMatch: Sendable, Hashable {
+public struct FileNameTemplateMatch: Sendable, Hashable {
     /// Its `%n`; for a template without `%n`, the `-N` added to files after
     /// the first (1 for a name without it).
-    package var number: Int
+    public var number: Int
     /// Its `%c`, when the template has one.
-    package var camera: Int?
+    public var camera: Int?
     /// The time its strftime fields hold, most significant first: the
     /// seconds of `%s` (when the template has it), then year, month, day of
     /// the month, day of the year, hour (0-23), minute, second (0 where the
     /// template has no field for it). Names of one template compare by it.
-    package var timeKey: [Int]
+    public var timeKey: [Int]
 }
 
 /// Reading names back through a template: which files of a folder the
@@ -38,7 +38,7 @@ extension FileNameTemplate {
     /// template could have produced; nil when it could not have. A template
     /// without `%n` names the files after the first with `-N` before the
     /// extension (`FileNameTemplate.numbered`): such names match too.
-    package func match(fileName name: String) -> FileNameTemplateMatch? {
+    public func match(fileName name: String) -> FileNameTemplateMatch? {
         guard let part = folderPart?.name else { return nil }
         let tokens = Self.tokens(part)
         let bytes = Array(name.utf8)
