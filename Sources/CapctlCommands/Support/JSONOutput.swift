@@ -27,8 +27,6 @@ package enum JSONOutput {
 
     /// Writes a line made by `line(_:)` to stdout and flushes; lines never interleave.
     package static func writeLine(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        StandardStream.output.write(line + "\n")
+        lock.withLock { StandardStream.output.write(line + "\n") }
     }
 }

@@ -13,7 +13,7 @@ extension CaptureInput {
     /// Runs `body` on the camera's controls, locked for configuration for
     /// its duration. Throws `.notSupported` for a virtual camera or a
     /// microphone, `.locked` when another process holds the lock.
-    public func withControlsLockedForConfiguration<T>(_ body: (DeviceControls) throws(ControlError) -> T) throws(ControlError) -> T {
+    package func withControlsLockedForConfiguration<T>(_ body: (DeviceControls) throws(ControlError) -> T) throws(ControlError) -> T {
         guard let camera = source as? V4L2CaptureSource else {
             let reason = mediaType == .video ? "a virtual camera has no controls" : "a microphone has no camera controls"
             throw .notSupported(device: source.path, feature: "controls", reason: reason)
@@ -33,7 +33,7 @@ extension CaptureInput {
     /// controls; a flash sub-device or an LED has a lock of its own. Throws
     /// `.noTorch` for a virtual camera or a microphone, `.noLightFound`
     /// when the camera has no light.
-    public func withTorchLockedForConfiguration<T>(_ body: (Torch) throws(TorchError) -> T) throws(TorchError) -> T {
+    package func withTorchLockedForConfiguration<T>(_ body: (Torch) throws(TorchError) -> T) throws(TorchError) -> T {
         guard let camera = source as? V4L2CaptureSource else {
             let reason = mediaType == .video ? "a virtual camera has no torch" : "a microphone has no torch"
             throw .noTorch(source.path, reason: reason)

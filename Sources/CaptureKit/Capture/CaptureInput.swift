@@ -5,13 +5,13 @@ import Synchronization
 /// output together with the input they came from.
 public class CaptureInput: @unchecked Sendable {
     // @unchecked: `isOpen`, `locking` and `processor` are guarded by `lock`; the meter is Sendable; `source` is replaced only before the input is opened (a session preset, see `prepare(sessionPreset:)`), never while a thread captures from it.
-    public internal(set) var source: any CaptureSource
+    package internal(set) var source: any CaptureSource
     /// The encoders sinks share for this input's frames, one per setting.
     let compression = CompressionStages()
     private var isOpen = false
     private let lock = Lock()
 
-    public init(source: any CaptureSource) {
+    package init(source: any CaptureSource) {
         self.source = source
     }
 
@@ -31,7 +31,7 @@ public class CaptureInput: @unchecked Sendable {
     /// that all outputs of the input get the same frame. nil: frames pass
     /// as captured. Set before the session starts; a running loop keeps the
     /// one it started with.
-    public var videoFrameProcessor: (any VideoFrameProcessor)? {
+    package var videoFrameProcessor: (any VideoFrameProcessor)? {
         get { lock.withLock { processor } }
         set { lock.withLock { processor = newValue } }
     }

@@ -8,7 +8,7 @@ import Glibc
 /// as a camera). The session opens it, then runs its capture loop on a
 /// thread of its own; the loop hands each sample to `deliver` and never
 /// waits on what the outputs do with it.
-public protocol CaptureSource: AnyObject, Sendable {
+package protocol CaptureSource: AnyObject, Sendable {
     /// What the source captures.
     var mediaType: MediaType { get }
     /// The device's path or name as the user gave it (`/dev/video0`, `hw:Loopback,1`, `test-pattern`).
@@ -67,10 +67,10 @@ public protocol CaptureSource: AnyObject, Sendable {
 }
 
 extension CaptureSource {
-    public var samplesPerWakeup: Int { 1 }
-    public var uniqueID: String { path }
-    public var lossLog: SampleLossLog? { nil }
-    public func startStreaming() throws(CaptureError) {}
+    package var samplesPerWakeup: Int { 1 }
+    package var uniqueID: String { path }
+    package var lossLog: SampleLossLog? { nil }
+    package func startStreaming() throws(CaptureError) {}
 }
 
 /// How a capture loop ended.
@@ -201,22 +201,22 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// The signal that ends a capture loop: a pipe whose read end the loop
 /// polls along with its device, so stopping wakes it at once.
-public final class CaptureStopSignal: Sendable {
+package final class CaptureStopSignal: Sendable {
     /// The descriptor to include in poll(); readable once stopping was requested.
-    public var descriptor: Int32 { pipe.readEnd }
+    package var descriptor: Int32 { pipe.readEnd }
     private let pipe = WakeupPipe()
     private let flag = AtomicFlag()
 
-    public init() {}
+    package init() {}
 
     deinit { pipe.close() }
 
     /// Whether stopping was requested.
-    public var isRaised: Bool { flag.value }
+    package var isRaised: Bool { flag.value }
 
     /// Requests the loop to stop; safe from any thread (not from a signal
     /// handler), and more than once.
-    public func raise() {
+    package func raise() {
         guard flag.setIfClear() else { return }
         pipe.wake()
     }
@@ -224,7 +224,7 @@ public final class CaptureStopSignal: Sendable {
     /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) or until stopping
     /// is requested; returns true if it was requested. For sources that pace
     /// themselves (test pattern, real-time file playback).
-    public func wait(untilNanoseconds deadline: Int64) -> Bool {
+    package func wait(untilNanoseconds deadline: Int64) -> Bool {
         while !isRaised {
             let remaining = deadline - MonotonicClock.nowNanoseconds()
             if remaining <= 0 { return false }

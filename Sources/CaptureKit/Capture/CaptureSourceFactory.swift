@@ -1,10 +1,10 @@
 /// A device as a user names it, resolved: a real one found through
 /// discovery, or a virtual one made in software.
-public enum NamedDevice: Sendable {
+package enum NamedDevice: Sendable {
     case hardware(CaptureDevice)
     case virtual(VirtualDevice)
 
-    public var mediaType: MediaType {
+    package var mediaType: MediaType {
         switch self {
         case .hardware(let device): return device.mediaType
         case .virtual(let device): return device.mediaType
@@ -20,7 +20,7 @@ enum CaptureSourceFactory {
     /// `virtual:test-tone`, `file:PATH` …), else what discovery finds. With
     /// `mediaType`, a device of the other kind is refused as not a capture
     /// device of that kind. Every command that takes a device resolves it here.
-    public static func device(_ specifier: String, expecting mediaType: MediaType? = nil,
+    static func device(_ specifier: String, expecting mediaType: MediaType? = nil,
                               discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> NamedDevice {
         if let virtual = try VirtualDevice.parse(specifier) {
             if let mediaType, virtual.mediaType != mediaType {
@@ -34,7 +34,7 @@ enum CaptureSourceFactory {
     }
 
     /// A video source for `specifier`.
-    public static func videoSource(_ specifier: String, request: CaptureVideoRequest, realtime: Bool = true,
+    static func videoSource(_ specifier: String, request: CaptureVideoRequest, realtime: Bool = true,
                                    discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> any CaptureSource {
         switch try device(specifier, expecting: .video, discovery: discovery) {
         case .virtual(let virtual): return virtual.makeSource(video: request, realtime: realtime)
@@ -43,7 +43,7 @@ enum CaptureSourceFactory {
     }
 
     /// An audio source for `specifier`.
-    public static func audioSource(_ specifier: String, request: CaptureAudioRequest, realtime: Bool = true,
+    static func audioSource(_ specifier: String, request: CaptureAudioRequest, realtime: Bool = true,
                                    discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) -> any CaptureSource {
         switch try device(specifier, expecting: .audio, discovery: discovery) {
         case .virtual(let virtual): return virtual.makeSource(audio: request, realtime: realtime)
@@ -77,7 +77,7 @@ extension NamedDevice {
     /// (`test-pattern`, `test-tone[:HZ]`, `file:PATH`), else what discovery
     /// finds (node, ALSA name, unique ID, `video:N`, `audio:N`). With
     /// `mediaType`, a device of the other kind is refused.
-    public init(_ name: String, expecting mediaType: MediaType? = nil, discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
+    package init(_ name: String, expecting mediaType: MediaType? = nil, discovery: DeviceDiscovery = DeviceDiscovery()) throws(CaptureError) {
         self = try CaptureSourceFactory.device(name, expecting: mediaType, discovery: discovery)
     }
 }

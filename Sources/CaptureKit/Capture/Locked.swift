@@ -1,33 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
 
-/// A mutual-exclusion lock over a pthread mutex it owns, for classes that
-/// keep shared state in their own stored properties. The command line uses
-/// it too: it links only FoundationEssentials, which has no NSLock.
-package final class Lock: @unchecked Sendable {
-    // @unchecked: the mutex is the synchronization itself; it lives on the
-    // heap (a pthread mutex must not move) from init to deinit.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+/// A mutual-exclusion lock, for classes that keep shared state in their own
+/// stored properties. The command line uses it too: it links only
+/// FoundationEssentials, which has no NSLock. It holds a `Mutex` with no
+/// value of its own, so it is checked Sendable; the state it guards is
+/// reached only inside `withLock`.
+package final class Lock: Sendable {
+    private let mutex = Mutex<Void>(())
 
-    package init() {
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    package func lock() { pthread_mutex_lock(mutex) }
-    package func unlock() { pthread_mutex_unlock(mutex) }
+    package init() {}
 
     /// Runs `body` holding the lock.
     package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try mutex.withLock { _ throws(E) -> T in try body() }
     }
 }
 
@@ -46,9 +31,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        try lock.withLock { () throws(E) -> T in try body(&value) }
     }
 
     /// A copy of the value.

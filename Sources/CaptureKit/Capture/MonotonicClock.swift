@@ -4,29 +4,29 @@ import Glibc
 
 /// CLOCK_MONOTONIC, the one clock every sample is stamped on. Times are
 /// media times in nanoseconds.
-public enum MonotonicClock {
-    public static let timescale: Int32 = 1_000_000_000
+package enum MonotonicClock {
+    package static let timescale: Int32 = 1_000_000_000
 
     /// The current time.
-    public static func now() -> MediaTime {
+    package static func now() -> MediaTime {
         MediaTime(value: nowNanoseconds(), timescale: timescale)
     }
 
-    public static func nowNanoseconds() -> Int64 {
+    package static func nowNanoseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 
     /// CLOCK_REALTIME in nanoseconds, for converting stamps of drivers that use it.
-    public static func realtimeNanoseconds() -> Int64 {
+    package static func realtimeNanoseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 
     /// A media time for `seconds` and `microseconds` (a timeval) or nanoseconds.
-    public static func time(seconds: Int64, nanoseconds: Int64) -> MediaTime {
+    package static func time(seconds: Int64, nanoseconds: Int64) -> MediaTime {
         MediaTime(value: seconds * 1_000_000_000 + nanoseconds, timescale: timescale)
     }
 }

@@ -9,7 +9,7 @@
 /// about a time before them counts as lost before it. A recording asks
 /// about times no older than its pre-roll, so only samples lost many times
 /// a second for minutes on end come near that.
-public final class SampleLossLog: Sendable {
+package final class SampleLossLog: Sendable {
     private struct Loss {
         var time: Int64
         /// Samples lost up to and including this loss.
@@ -27,17 +27,17 @@ public final class SampleLossLog: Sendable {
     private let capacity: Int
 
     /// An empty log keeping up to `capacity` losses one by one.
-    public init(capacity: Int = 8192) {
+    package init(capacity: Int = 8192) {
         self.capacity = max(2, capacity)
     }
 
     /// Logs `count` samples lost from `time` on.
-    public func record(_ count: Int, at time: MediaTime) {
+    package func record(_ count: Int, at time: MediaTime) {
         record(count, atNanoseconds: Self.nanoseconds(time))
     }
 
     /// Logs `count` samples lost from `nanoseconds` (monotonic clock) on.
-    public func record(_ count: Int, atNanoseconds nanoseconds: Int64) {
+    package func record(_ count: Int, atNanoseconds nanoseconds: Int64) {
         guard count > 0 else { return }
         state.withLock { state in
             state.total += count
@@ -53,10 +53,10 @@ public final class SampleLossLog: Sendable {
     }
 
     /// Every sample lost so far.
-    public var total: Int { state.withLock { $0.total } }
+    package var total: Int { state.withLock { $0.total } }
 
     /// Samples lost before `time`.
-    public func lost(before time: MediaTime) -> Int {
+    package func lost(before time: MediaTime) -> Int {
         let limit = Self.nanoseconds(time)
         return state.withLock { state in
             // The first kept loss at or after `limit`, by bisection.
@@ -70,7 +70,7 @@ public final class SampleLossLog: Sendable {
     }
 
     /// Samples lost from `start` up to `end` (nil: up to now).
-    public func lost(from start: MediaTime, before end: MediaTime?) -> Int {
+    package func lost(from start: MediaTime, before end: MediaTime?) -> Int {
         let upToEnd = end.map { lost(before: $0) } ?? total
         return max(0, upToEnd - lost(before: start))
     }

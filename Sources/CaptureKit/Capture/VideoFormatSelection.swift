@@ -1,20 +1,20 @@
 /// The pixel format, frame size and frame interval chosen for a capture
 /// request from what a camera offers.
-public struct VideoFormatChoice: Sendable, Hashable {
+package struct VideoFormatChoice: Sendable, Hashable {
     /// The offered format frames are captured in.
-    public var format: VideoFormat
-    public var size: FrameDimensions
+    package var format: VideoFormat
+    package var size: FrameDimensions
     /// The frame interval to ask for (VIDIOC_S_PARM); nil when the driver
     /// does not enumerate intervals and no rate was asked for.
-    public var frameInterval: Fraction?
+    package var frameInterval: Fraction?
     /// Whether the node must be opened through libv4l2: the format is one
     /// libv4l2 emulates, needs its conversion, or the request asked for it.
-    public var throughLibv4l2: Bool
+    package var throughLibv4l2: Bool
     /// The fourcc to ask VIDIOC_S_FMT for: the format's own, or libv4l2's
     /// conversion target for formats FFmpeg cannot read as they come.
-    public var captureFourCC: FourCC
+    package var captureFourCC: FourCC
 
-    public init(format: VideoFormat, size: FrameDimensions, frameInterval: Fraction?, throughLibv4l2: Bool, captureFourCC: FourCC) {
+    package init(format: VideoFormat, size: FrameDimensions, frameInterval: Fraction?, throughLibv4l2: Bool, captureFourCC: FourCC) {
         self.format = format
         self.size = size
         self.frameInterval = frameInterval
@@ -44,7 +44,7 @@ enum VideoFormatSelection {
 
     /// The choice for `request`, or `CaptureError.unsupported(device, …)`
     /// naming the nearest supported choice.
-    public static func choose(_ request: CaptureVideoRequest, from formats: [VideoFormat], device: String) throws(CaptureError) -> VideoFormatChoice {
+    static func choose(_ request: CaptureVideoRequest, from formats: [VideoFormat], device: String) throws(CaptureError) -> VideoFormatChoice {
         let candidates = try candidateFormats(request, formats, device: device)
         if let fps = request.framesPerSecond, !(fps > 0 && fps.isFinite) {
             throw .unsupported(device, reason: "the frame rate must be a positive number of frames per second")
@@ -64,7 +64,7 @@ enum VideoFormatSelection {
     }
 
     /// Whether a device with these formats can capture at `preset`.
-    public static func supports(preset: SessionPreset, in formats: [VideoFormat]) -> Bool {
+    static func supports(preset: SessionPreset, in formats: [VideoFormat]) -> Bool {
         (try? choose(CaptureVideoRequest(preset: preset), from: formats, device: "")) != nil
     }
 

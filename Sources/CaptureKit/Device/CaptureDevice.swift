@@ -28,7 +28,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// Whether the device has a flash (a light fired for one frame).
     public let hasFlash: Bool
     /// Whether this process may open the device.
-    public let access: DeviceAccess
+    package let access: DeviceAccess
 
     let backend: Backend
 

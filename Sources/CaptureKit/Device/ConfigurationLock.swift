@@ -42,16 +42,16 @@ public struct ConfigurationLockHolder: Sendable, Hashable, CustomStringConvertib
 /// Changes must go through the node the lock was taken on. The lock is
 /// released by `release()`, when the object goes away, or when the process ends.
 final class ConfigurationLock {
-    public let devicePath: String
+    let devicePath: String
     /// The advisory lock file.
-    public let lockFilePath: String
+    let lockFilePath: String
     /// Whether the driver enforces the lock through V4L2 priorities; when
     /// false, only processes that take the advisory lock are kept out.
-    public let isEnforcedByDriver: Bool
+    let isEnforcedByDriver: Bool
 
     private let node: (any V4L2ControlNode)?
     private var lockDescriptor: Int32
-    public private(set) var isHeld = true
+    private(set) var isHeld = true
 
     private init(devicePath: String, lockFilePath: String, isEnforcedByDriver: Bool, node: (any V4L2ControlNode)?, lockDescriptor: Int32) {
         self.devicePath = devicePath
@@ -72,7 +72,7 @@ final class ConfigurationLock {
     ///     /run/lock and /tmp (the same for every process on the system).
     ///   - procRoot: where to look for the processes that have the device open
     ///     when a program holds the priority without the advisory lock.
-    public static func acquire(node: any V4L2ControlNode, devicePath: String, directory: String? = nil,
+    static func acquire(node: any V4L2ControlNode, devicePath: String, directory: String? = nil,
                                procRoot: String = "/proc") throws(ControlError) -> ConfigurationLock {
         let (lockFilePath, descriptor) = try takeAdvisoryLock(devicePath: devicePath, directory: directory)
         var enforced = true
@@ -97,7 +97,7 @@ final class ConfigurationLock {
     /// raises the V4L2 priority on a handle of its own (a capture stream
     /// must: with the priority on another handle, its own STREAMON would be
     /// refused). Refused with `.locked`, naming the holder.
-    public static func acquireAdvisory(devicePath: String, directory: String? = nil) throws(ControlError) -> ConfigurationLock {
+    static func acquireAdvisory(devicePath: String, directory: String? = nil) throws(ControlError) -> ConfigurationLock {
         let (lockFilePath, descriptor) = try takeAdvisoryLock(devicePath: devicePath, directory: directory)
         writeHolder(descriptor: descriptor)
         return ConfigurationLock(devicePath: devicePath, lockFilePath: lockFilePath, isEnforcedByDriver: false,
@@ -122,7 +122,7 @@ final class ConfigurationLock {
     }
 
     /// Lowers the priority and drops the advisory lock. Harmless when already released.
-    public func release() {
+    func release() {
         guard isHeld else { return }
         isHeld = false
         if isEnforcedByDriver { try? node?.setPriority(.interactive) }
@@ -134,7 +134,7 @@ final class ConfigurationLock {
 
     /// Who holds the lock of `devicePath` now, or nil when nobody holds its
     /// advisory lock. Does not take the lock.
-    public static func currentHolder(of devicePath: String, directory: String? = nil) -> ConfigurationLockHolder? {
+    static func currentHolder(of devicePath: String, directory: String? = nil) -> ConfigurationLockHolder? {
         let path = "\(directory ?? defaultDirectory())/\(lockFileName(for: devicePath))"
         guard let descriptor = try? Posix.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
         defer { try? Posix.close(descriptor) }
@@ -149,7 +149,7 @@ final class ConfigurationLock {
 
     /// The first of /run/lock and /tmp this process can write to. Every
     /// process on a system comes to the same answer, which is what matters.
-    public static func defaultDirectory() -> String {
+    static func defaultDirectory() -> String {
         for candidate in ["/run/lock", "/tmp"] where Posix.isAccessible(candidate, W_OK | X_OK) {
             return candidate
         }

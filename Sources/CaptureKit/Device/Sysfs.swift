@@ -5,9 +5,9 @@ import Glibc
 /// Reads device facts from sysfs under a root directory, "/sys" on a real
 /// system and a prepared tree in tests.
 struct Sysfs: Sendable {
-    public let root: String
+    let root: String
 
-    public init(root: String = "/sys") {
+    init(root: String = "/sys") {
         self.root = root
     }
 
@@ -15,7 +15,7 @@ struct Sysfs: Sendable {
     /// `video4linux/video0` or `sound/card1`, or nil when it is not on USB.
     /// The class device's `device` link points at the USB interface; the
     /// `idVendor`/`idProduct` files sit on an ancestor (the USB device).
-    public func usbModelID(classDevice: String) -> String? {
+    func usbModelID(classDevice: String) -> String? {
         guard var directory = resolvedPath("\(root)/class/\(classDevice)/device") else { return nil }
         let top = resolvedPath(root) ?? root
         while directory.hasPrefix(top), directory.count > top.count {
@@ -29,7 +29,7 @@ struct Sysfs: Sendable {
 
     /// The trimmed contents of a sysfs attribute relative to the root, such as
     /// `class/video4linux/video0/name`.
-    public func attribute(_ relativePath: String) -> String? {
+    func attribute(_ relativePath: String) -> String? {
         readAttribute("\(root)/\(relativePath)")
     }
 

@@ -8,28 +8,28 @@ import Glibc
 /// `text` is a strftime(3) template read at each frame's capture time in
 /// local wall time, with two fields of its own: `%f`, the milliseconds
 /// (three digits), and `{camera}`, the camera's name. `%%` is a percent sign.
-public struct TextOverlay: Sendable, Hashable {
+package struct TextOverlay: Sendable, Hashable {
     /// The corner the text sits in.
-    public enum Position: String, Sendable, Hashable, CaseIterable {
+    package enum Position: String, Sendable, Hashable, CaseIterable {
         case topLeft = "top-left", topRight = "top-right", bottomLeft = "bottom-left", bottomRight = "bottom-right"
     }
 
-    public var text: String
-    public var position: Position
+    package var text: String
+    package var position: Position
 
-    public init(text: String, position: Position = .topLeft) {
+    package init(text: String, position: Position = .topLeft) {
         self.text = text
         self.position = position
     }
 
     /// The text for a frame captured at `captureTime` (CLOCK_MONOTONIC) by `camera`.
-    public func text(at captureTime: MediaTime, camera: String) -> String {
+    package func text(at captureTime: MediaTime, camera: String) -> String {
         let since = MonotonicClock.nowNanoseconds() - captureTime.converted(toTimescale: MonotonicClock.timescale).value
         return text(atWallTime: MonotonicClock.realtimeNanoseconds() - since, camera: camera)
     }
 
     /// The text for the wall-clock instant `nanoseconds` since 1970 (UTC), shown in local time.
-    public func text(atWallTime nanoseconds: Int64, camera: String) -> String {
+    package func text(atWallTime nanoseconds: Int64, camera: String) -> String {
         var seconds = Int(nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000).quotient)
         var fraction = nanoseconds % 1_000_000_000
         if fraction < 0 { fraction += 1_000_000_000; seconds -= 1 }

@@ -1,24 +1,24 @@
 import Synchronization
 
 /// Where a text overlay's box sits in a frame, in pixels, and the glyphs' scale.
-public struct TextOverlayBox: Sendable, Hashable {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
+package struct TextOverlayBox: Sendable, Hashable {
+    package var x: Int
+    package var y: Int
+    package var width: Int
+    package var height: Int
     /// Each font pixel is `scale` x `scale` frame pixels; glyphs are `7 * scale` high.
-    public var scale: Int
+    package var scale: Int
     /// How many characters of the text fit across the frame (the rest is left out).
-    public var characters: Int
+    package var characters: Int
 
     /// The glyph scale for frames `height` high: glyphs about a twentieth
     /// of the height, at least 14 pixels (scale 2).
-    public static func scale(forFrameHeight height: Int) -> Int { max(2, (height + 70) / 140) }
+    package static func scale(forFrameHeight height: Int) -> Int { max(2, (height + 70) / 140) }
 
     /// The box for `length` characters in a `width` x `height` frame at
     /// `position`, on even coordinates (so 4:2:0 chroma covers it exactly);
     /// nil when not even one character fits.
-    public static func placing(length: Int, in width: Int, _ height: Int, at position: TextOverlay.Position) -> TextOverlayBox? {
+    package static func placing(length: Int, in width: Int, _ height: Int, at position: TextOverlay.Position) -> TextOverlayBox? {
         let scale = scale(forFrameHeight: height)
         let padding = 2 * scale, margin = 2 * scale, advance = OverlayFont.advance * scale
         let room = width - 2 * margin - 2 * padding + scale
@@ -40,10 +40,10 @@ public struct TextOverlayBox: Sendable, Hashable {
 /// first, so its outputs get raw frames (`outputFormat(for:)`); a damaged
 /// one is left out and logged in `losses`. Raw formats it cannot draw on
 /// (see `canDraw(_:)`) are refused. Set it as the input's `videoFrameProcessor`.
-public final class TextOverlayRenderer: VideoFrameProcessor {
-    public let overlay: TextOverlay
+package final class TextOverlayRenderer: VideoFrameProcessor {
+    package let overlay: TextOverlay
     /// The name `{camera}` stands for.
-    public let cameraName: String
+    package let cameraName: String
 
     /// The capture thread's cache: the pool for the frames' size, and the
     /// last text drawn as a mask of the box (1: text), made again only when
@@ -64,25 +64,25 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
     /// Frames held by outputs at once, at most, before copies are allocated instead.
     private let poolSize: Int
 
-    public init(overlay: TextOverlay, cameraName: String, poolSize: Int = 16) {
+    package init(overlay: TextOverlay, cameraName: String, poolSize: Int = 16) {
         self.overlay = overlay
         self.cameraName = cameraName
         self.poolSize = poolSize
     }
 
     /// Whether frames of `layout` get the text (raw frames of 8-bit YUV, RGB or grey).
-    public static func canDraw(_ layout: VideoSampleLayout) -> Bool {
+    package static func canDraw(_ layout: VideoSampleLayout) -> Bool {
         guard case .raw(let format, _) = layout else { return false }
         return OverlayComponent.components(of: format) != nil
     }
 
     /// Compressed frames it left out, at their capture times: damaged ones,
     /// and those before a stream's first keyframe.
-    public let losses: SampleLossLog? = SampleLossLog()
+    package let losses: SampleLossLog? = SampleLossLog()
 
     /// Raw frames it can draw on keep their format; compressed frames it can
     /// decode become 4:2:0 (`yuv420p`) of the same size; others are refused.
-    public func outputFormat(for format: CaptureVideoFormat) -> CaptureVideoFormat? {
+    package func outputFormat(for format: CaptureVideoFormat) -> CaptureVideoFormat? {
         switch format.layout {
         case .raw:
             return Self.canDraw(format.layout) ? format : nil
@@ -97,7 +97,7 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
     /// compressed one (of the source's `format`) decoded first, or nil
     /// when it gives no picture (before the first keyframe, damaged, or
     /// held back by the decoder), counted in `losses` unless held back.
-    public func process(_ frame: VideoSampleBuffer, of format: CaptureVideoFormat) -> VideoSampleBuffer? {
+    package func process(_ frame: VideoSampleBuffer, of format: CaptureVideoFormat) -> VideoSampleBuffer? {
         guard case .compressed = frame.layout else { return process(frame) }
         let text = overlay.text(at: frame.presentationTime, camera: cameraName)
         let outcome = state.withLock { state -> OverlayFrameDecoder.Outcome in
@@ -128,7 +128,7 @@ public final class TextOverlayRenderer: VideoFrameProcessor {
     }
 
     /// `frame` with the text drawn in, if it is raw in a format it can draw on; else `frame` itself.
-    public func process(_ frame: VideoSampleBuffer) -> VideoSampleBuffer {
+    package func process(_ frame: VideoSampleBuffer) -> VideoSampleBuffer {
         guard case .raw(let format, let bytesPerRow) = frame.layout,
               let components = OverlayComponent.components(of: format),
               let planes = ImagePlaneLayout.planes(format: format, width: frame.width, height: frame.height, bytesPerRow: bytesPerRow),

@@ -8,7 +8,7 @@
 /// A processor may change the frames' format (a camera's compressed frames
 /// decoded to draw into them): outputs see the format it answers for the
 /// source's (`CaptureInput.videoFormat`).
-public protocol VideoFrameProcessor: Sendable {
+package protocol VideoFrameProcessor: Sendable {
     /// The format of the frames `process` returns for frames of `format`,
     /// or nil when it cannot take them: the session then refuses to start
     /// the input (`CaptureError.processorCannotTake`).
@@ -25,5 +25,5 @@ public protocol VideoFrameProcessor: Sendable {
 
 extension VideoFrameProcessor {
     /// None: a processor that leaves no frame out.
-    public var losses: SampleLossLog? { nil }
+    package var losses: SampleLossLog? { nil }
 }

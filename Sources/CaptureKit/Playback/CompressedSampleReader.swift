@@ -7,16 +7,16 @@ import Glibc
 /// with their timing: what a passthrough writer input takes, for remuxing a
 /// file or replaying a camera's compressed stream.
 final class CompressedSampleReader {
-    public let path: String
+    let path: String
     /// The track's codec and parameters, ready for `OutputSettings.passthrough`.
-    public let format: CompressedFormat
+    let format: CompressedFormat
     private let file: MediaFile
     private let streamIndex: Int32
     private let timeBase: AVRational
     private let packet: UnsafeMutablePointer<AVPacket>
 
     /// A reader for the default track of `mediaType`.
-    public init(path: String, mediaType: MediaType) throws(PlaybackError) {
+    init(path: String, mediaType: MediaType) throws(PlaybackError) {
         self.path = path
         file = try MediaFile(path: path)
         let type = mediaType == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
@@ -45,7 +45,7 @@ final class CompressedSampleReader {
     }
 
     /// The next sample, or nil at the end of the track.
-    public func next() throws(PlaybackError) -> CompressedSample? {
+    func next() throws(PlaybackError) -> CompressedSample? {
         while true {
             let status = av_read_frame(file.context, packet)
             if status == cffmpeg_AVERROR_EOF { return nil }

@@ -6,73 +6,73 @@ import Glibc
 /// What a media file holds, as `capctl info` shows it: the container, its
 /// timing and metadata, and each track with counts taken by reading the
 /// whole file (frames by packet, audio samples by decoding).
-public struct MediaInfo: Sendable {
-    public struct Track: Sendable {
-        public var index: Int
+package struct MediaInfo: Sendable {
+    package struct Track: Sendable {
+        package var index: Int
         /// video, audio, subtitle, data or attachment.
-        public var mediaType: String
-        public var codec: String
-        public var profile: String?
-        public var width: Int?
-        public var height: Int?
-        public var pixelFormat: String?
+        package var mediaType: String
+        package var codec: String
+        package var profile: String?
+        package var width: Int?
+        package var height: Int?
+        package var pixelFormat: String?
         /// Frames per second as the container states it.
-        public var frameRate: Double?
-        public var sampleRate: Int?
-        public var channels: Int?
-        public var channelLayout: String?
+        package var frameRate: Double?
+        package var sampleRate: Int?
+        package var channels: Int?
+        package var channelLayout: String?
         /// Video: frames that play (edited-out frames are not counted).
-        public var frameCount: Int?
-        public var keyframeCount: Int?
+        package var frameCount: Int?
+        package var keyframeCount: Int?
         /// Audio: decoded samples per channel.
-        public var sampleCount: Int64?
-        public var startTime: MediaTime?
-        public var duration: MediaTime?
+        package var sampleCount: Int64?
+        package var startTime: MediaTime?
+        package var duration: MediaTime?
         /// Bits per second over the track's duration.
-        public var bitRate: Int64?
+        package var bitRate: Int64?
         /// The MP4/QuickTime enabled flag (whether the track plays); nil
         /// where the container has no such flag.
-        public var isEnabled: Bool?
+        package var isEnabled: Bool?
         /// The Matroska/WebM default flag (whether a player picks the track
         /// when it has to choose); nil where the container has no such flag.
-        public var isDefault: Bool?
+        package var isDefault: Bool?
         /// The MP4/QuickTime alternate group, 0 for none; nil where the container has none.
-        public var alternateGroup: Int?
-        public var language: String?
+        package var alternateGroup: Int?
+        package var language: String?
         /// The track's name (`AssetWriterInput.title`: for a recording, the
         /// camera's name and unique ID): Matroska's track title, or the
         /// MP4/QuickTime handler name unless it is a muxer's default one.
-        public var title: String?
+        package var title: String?
         /// The MP4/QuickTime edit list; nil where the container has none.
-        public var edits: [MovieStructure.Edit]?
+        package var edits: [MovieStructure.Edit]?
     }
 
-    public var path: String
+    package var path: String
     /// libavformat's short name (`mov,mp4,m4a,3gp,3g2,mj2`) and its long one.
-    public var formatName: String
-    public var formatLongName: String
-    public var fileSize: Int64
-    public var duration: MediaTime
-    public var startTime: MediaTime
-    public var bitRate: Int64?
-    public var metadata: [String: String]
-    public var tracks: [Track]
+    package var formatName: String
+    package var formatLongName: String
+    package var fileSize: Int64
+    package var duration: MediaTime
+    package var startTime: MediaTime
+    package var bitRate: Int64?
+    package var metadata: [String: String]
+    package var tracks: [Track]
     /// MP4/QuickTime only: the movie time scale, fragments, layout.
-    public var movieTimescale: Int?
-    public var fragmentCount: Int?
-    public var indexBeforeMedia: Bool?
+    package var movieTimescale: Int?
+    package var fragmentCount: Int?
+    package var indexBeforeMedia: Bool?
     /// MP4/QuickTime only: whether the samples are indexed fragment by
     /// fragment (a recording kept in fragments, or one that never finished)
     /// rather than in one index (a regular movie).
-    public var isFragmented: Bool?
+    package var isFragmented: Bool?
     /// MP4/QuickTime only: whether the file was finished (see
     /// `MovieStructure.isFinished`); false for a recording that was killed.
-    public var isFinished: Bool?
+    package var isFinished: Bool?
     /// The file ends in the middle of a box (a recording cut off).
-    public var isTruncated: Bool
+    package var isTruncated: Bool
     /// Its chapters, in time order (a recording's markers; see
     /// `MediaInfo+Chapters.swift`); empty when it has none.
-    public var chapters: [MediaChapter] = []
+    package var chapters: [MediaChapter] = []
 
     /// Handler names muxers write when a track has no name of its own.
     static let defaultHandlerNames: Set<String> = ["VideoHandler", "SoundHandler", "DataHandler", "SubtitleHandler", "TextHandler",
@@ -90,7 +90,7 @@ public struct MediaInfo: Sendable {
 
     /// Reads `path` through once. Throws for a missing, unreadable or
     /// non-media file.
-    public static func read(path: String) throws(PlaybackError) -> MediaInfo {
+    package static func read(path: String) throws(PlaybackError) -> MediaInfo {
         let file = try MediaFile(path: path)
         let context = file.context
         let info = (try? Posix.stat(path)) ?? Glibc.stat()

@@ -5,47 +5,47 @@ import Glibc
 /// The layout of an MP4 or QuickTime file as its boxes state it: what
 /// libavformat applies but does not report, such as edit lists, alternate
 /// groups, which tracks are enabled, and how many fragments there are.
-public struct MovieStructure: Sendable, Equatable {
+package struct MovieStructure: Sendable, Equatable {
     /// One entry of a track's edit list, in seconds as exact times.
-    public struct Edit: Sendable, Equatable {
+    package struct Edit: Sendable, Equatable {
         /// How long the edit lasts on the movie's timeline.
-        public var duration: MediaTime
+        package var duration: MediaTime
         /// Where in the track's media it starts; nil for an empty edit.
-        public var mediaTime: MediaTime?
+        package var mediaTime: MediaTime?
     }
 
-    public struct Track: Sendable, Equatable {
-        public var trackID: UInt32
-        public var isEnabled: Bool
+    package struct Track: Sendable, Equatable {
+        package var trackID: UInt32
+        package var isEnabled: Bool
         /// 0 when the track is in no alternate group.
-        public var alternateGroup: UInt16
-        public var mediaTimescale: UInt32
+        package var alternateGroup: UInt16
+        package var mediaTimescale: UInt32
         /// The track's duration on the movie's timeline.
-        public var duration: MediaTime
-        public var edits: [Edit]
+        package var duration: MediaTime
+        package var edits: [Edit]
     }
 
-    public var movieTimescale: UInt32
-    public var movieDuration: MediaTime
-    public var tracks: [Track]
+    package var movieTimescale: UInt32
+    package var movieDuration: MediaTime
+    package var tracks: [Track]
     /// Complete movie fragments ('moof' boxes with their whole media data).
-    public var fragmentCount: Int
+    package var fragmentCount: Int
     /// Whether the movie box announces fragments ('mvex'): the samples are
     /// indexed fragment by fragment, not in one index.
-    public var isFragmented: Bool
+    package var isFragmented: Bool
     /// Whether the file was finished: a regular movie (one index with its
     /// samples) that is not cut short, or a fragmented one closed by its
     /// fragment index ('mfra'). A recording that was killed, or whose
     /// conversion to a regular movie did not complete, is not.
-    public var isFinished: Bool
+    package var isFinished: Bool
     /// Whether the index ('moov') comes before the media data ('mdat').
-    public var indexBeforeMedia: Bool
+    package var indexBeforeMedia: Bool
     /// Whether the last box runs past the end of the file.
-    public var isTruncated: Bool
+    package var isTruncated: Bool
 
     /// Reads the structure of the file at `path`; nil when it is not an
     /// ISO base media file or has no movie box.
-    public static func read(path: String) throws(SystemCallError) -> MovieStructure? {
+    package static func read(path: String) throws(SystemCallError) -> MovieStructure? {
         let fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
         defer { try? Posix.close(fd, path: path) }
         let end = Int64(try Posix.fstat(fd, path: path).st_size)

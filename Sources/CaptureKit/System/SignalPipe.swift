@@ -48,9 +48,9 @@ package final class SignalPipe: Sendable {
     /// The dispositions to put back, until closed (nil after).
     private let replaced: Mutex<[(signal: Int32, action: SignalAction)]?>
 
-    /// A sigaction kept to be put back.
-    private struct SignalAction: @unchecked Sendable {
-        // @unchecked: a C struct of plain values and a C function pointer, copied whole.
+    /// A sigaction kept to be put back: plain values and a C function
+    /// pointer, which the compiler checks as Sendable.
+    private struct SignalAction: Sendable {
         let action: sigaction
     }
 

@@ -2,7 +2,7 @@ import CFFmpeg
 
 /// The speed presets a video encoder takes (`VideoOutputSettings.preset`),
 /// as the encoder in this build of libavcodec states them.
-public enum EncoderPresets: Sendable, Equatable, CustomStringConvertible {
+package enum EncoderPresets: Sendable, Equatable, CustomStringConvertible {
     /// Presets by name, fastest first (x264 and x265: `ultrafast` … `placebo`).
     case names([String])
     /// A speed level in a range (libvpx's and libaom's cpu-used, SVT-AV1's
@@ -15,7 +15,7 @@ public enum EncoderPresets: Sendable, Equatable, CustomStringConvertible {
     case unlisted
 
     /// Whether `preset` is one the encoder takes.
-    public func accepts(_ preset: String) -> Bool {
+    package func accepts(_ preset: String) -> Bool {
         switch self {
         case .names(let names): return names.contains(preset)
         case .levels(let range): return Int(preset).map(range.contains) ?? false
@@ -25,7 +25,7 @@ public enum EncoderPresets: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The presets for a message: `ultrafast, … or placebo`, `a number from 0 to 13`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .names(let names):
             guard let last = names.last else { return "none" }
@@ -40,7 +40,7 @@ public enum EncoderPresets: Sendable, Equatable, CustomStringConvertible {
 extension EncoderCatalog {
     /// The encoder `codec` would be encoded with and the speed presets it
     /// takes; nil when this FFmpeg has no encoder for `codec`.
-    public static func presets(for codec: VideoCodec) -> (encoder: String, presets: EncoderPresets)? {
+    package static func presets(for codec: VideoCodec) -> (encoder: String, presets: EncoderPresets)? {
         guard let found = firstEncoder(codec.encoderNames) else { return nil }
         let (name, encoder) = found
         switch name {

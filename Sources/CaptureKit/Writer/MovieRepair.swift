@@ -14,46 +14,46 @@ import Glibc
 /// track's media starts in the file (see `SessionLog`), so it gets the edits
 /// a clean finish would have written (its pauses are already out of the
 /// media); other files keep each track's start as their fragments state it.
-public enum MovieRepair {
-    public struct Track: Sendable, Equatable {
-        public var trackID: UInt32
+package enum MovieRepair {
+    package struct Track: Sendable, Equatable {
+        package var trackID: UInt32
         /// `video`, `audio`, or the handler type as the file names it.
-        public var mediaType: String
-        public var samples: Int
+        package var mediaType: String
+        package var samples: Int
         /// How long the track plays (its edit list).
-        public var duration: MediaTime
+        package var duration: MediaTime
     }
 
-    public struct Result: Sendable, Equatable {
-        public enum Outcome: String, Sendable {
+    package struct Result: Sendable, Equatable {
+        package enum Outcome: String, Sendable {
             /// The fragments became a regular movie.
             case repaired
             /// The file was already a regular movie; nothing was changed.
             case alreadyRegular = "already-regular"
         }
 
-        public var path: String
-        public var outcome: Outcome
+        package var path: String
+        package var outcome: Outcome
         /// Fragments whose samples are in the regular movie.
-        public var fragments: Int
-        public var tracks: [Track]
-        public var duration: MediaTime
+        package var fragments: Int
+        package var tracks: [Track]
+        package var duration: MediaTime
         /// Bytes after the last usable sample that were cut off.
-        public var droppedBytes: Int64
+        package var droppedBytes: Int64
         /// The size of the new index ('moov').
-        public var indexBytes: Int
-        public var fileSize: Int64
+        package var indexBytes: Int
+        package var fileSize: Int64
         /// How many recording sessions the writer's log laid out as edits
         /// (pauses between them left out); nil when the file has no log.
-        public var sessions: Int?
+        package var sessions: Int?
         /// The chapters (a recording's markers) the writer kept in the file
         /// and the repaired file carries; those past the media that was
         /// saved are left out.
-        public var chapters: [MediaChapter] = []
+        package var chapters: [MediaChapter] = []
     }
 
     /// Repairs the file at `path`, or says why it cannot.
-    public static func repair(path: String) throws(MovieRepairError) -> Result {
+    package static func repair(path: String) throws(MovieRepairError) -> Result {
         let file: OutputFile
         do {
             file = try OutputFile(openingExisting: path)
@@ -230,7 +230,7 @@ public enum MovieRepair {
 }
 
 /// Why `MovieRepair` could not repair a file.
-public enum MovieRepairError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum MovieRepairError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchFile(path: String)
     case permissionDenied(path: String)
     /// A directory, device or anything else that is not a regular file.
@@ -243,7 +243,7 @@ public enum MovieRepairError: Error, Sendable, Equatable, CustomStringConvertibl
     case cannotRepair(path: String, reason: String)
     case io(path: String, error: SystemCallError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSuchFile(let path): return "\(path): no such file"
         case .permissionDenied(let path): return "\(path): permission denied (repair rewrites the file in place, so it needs write access)"

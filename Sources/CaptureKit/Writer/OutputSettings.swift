@@ -227,7 +227,7 @@ public enum OutputSettings: Sendable, Hashable {
 }
 
 /// The encoders this build of libavcodec has.
-public enum EncoderCatalog {
+package enum EncoderCatalog {
     /// The first present encoder for a list of names, or nil.
     static func firstEncoder(_ names: [String]) -> (name: String, codec: UnsafePointer<AVCodec>)? {
         for name in names {
@@ -237,8 +237,8 @@ public enum EncoderCatalog {
     }
 
     /// The encoder that would be used for a video codec, or nil when none is present.
-    public static func encoderName(for codec: VideoCodec) -> String? { firstEncoder(codec.encoderNames)?.name }
+    package static func encoderName(for codec: VideoCodec) -> String? { firstEncoder(codec.encoderNames)?.name }
 
     /// The encoder that would be used for an audio codec, or nil when none is present.
-    public static func encoderName(for codec: AudioCodec) -> String? { firstEncoder(codec.encoderNames)?.name }
+    package static func encoderName(for codec: AudioCodec) -> String? { firstEncoder(codec.encoderNames)?.name }
 }

@@ -51,15 +51,15 @@ protocol ALSACapturePCM: AnyObject {
 /// What a capture PCM is asked to be set to.
 struct ALSACaptureConfiguration: Sendable, Hashable {
     /// Interleaved samples of this format (little-endian).
-    public var sampleFormat: AudioSampleFormat
+    var sampleFormat: AudioSampleFormat
     /// The channels and the rate (frames per second) asked for; the nearest the device offers is set.
-    public var channels: Int
-    public var sampleRate: Int
+    var channels: Int
+    var sampleRate: Int
     /// The period (how much is read at a time) and the ring buffer, in microseconds.
-    public var periodMicroseconds: UInt32
-    public var bufferMicroseconds: UInt32
+    var periodMicroseconds: UInt32
+    var bufferMicroseconds: UInt32
 
-    public init(sampleFormat: AudioSampleFormat, channels: Int, sampleRate: Int, periodMicroseconds: UInt32, bufferMicroseconds: UInt32) {
+    init(sampleFormat: AudioSampleFormat, channels: Int, sampleRate: Int, periodMicroseconds: UInt32, bufferMicroseconds: UInt32) {
         self.sampleFormat = sampleFormat
         self.channels = channels
         self.sampleRate = sampleRate
@@ -70,14 +70,14 @@ struct ALSACaptureConfiguration: Sendable, Hashable {
 
 /// What a capture PCM was really set to.
 struct ALSACaptureSettings: Sendable, Hashable {
-    public var channels: Int
+    var channels: Int
     /// Frames per second.
-    public var sampleRate: Int
+    var sampleRate: Int
     /// Frames in a period (what is read at a time) and in the ring buffer.
-    public var periodFrames: Int
-    public var bufferFrames: Int
+    var periodFrames: Int
+    var bufferFrames: Int
 
-    public init(channels: Int, sampleRate: Int, periodFrames: Int, bufferFrames: Int) {
+    init(channels: Int, sampleRate: Int, periodFrames: Int, bufferFrames: Int) {
         self.channels = channels
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
@@ -88,11 +88,11 @@ struct ALSACaptureSettings: Sendable, Hashable {
 /// The device's stamp of its latest captured frame.
 struct ALSATimestamp: Sendable, Hashable {
     /// Frames waiting to be read when the stamp was taken.
-    public var available: Int
+    var available: Int
     /// CLOCK_MONOTONIC nanoseconds.
-    public var nanoseconds: Int64
+    var nanoseconds: Int64
 
-    public init(available: Int, nanoseconds: Int64) {
+    init(available: Int, nanoseconds: Int64) {
         self.available = available
         self.nanoseconds = nanoseconds
     }

@@ -7,12 +7,12 @@ import Glibc
 /// stamped on CLOCK_MONOTONIC from the device's own timestamps; overruns are
 /// recovered from and the frames they lost counted in `droppedByDevice`.
 final class ALSACaptureSource: CaptureSource, Sendable {
-    public var mediaType: MediaType { .audio }
-    public let path: String
-    public let localizedName: String
-    public let modelID: String?
+    var mediaType: MediaType { .audio }
+    let path: String
+    let localizedName: String
+    let modelID: String?
     /// What was asked for.
-    public let request: CaptureAudioRequest
+    let request: CaptureAudioRequest
 
     private let device: CaptureDevice
     /// The open PCM and counters. The capture loop takes the PCM out and
@@ -39,7 +39,7 @@ final class ALSACaptureSource: CaptureSource, Sendable {
     }
 
     /// A source for `device`, which must be an ALSA capture PCM; nothing is opened yet.
-    public init(device: CaptureDevice, request: CaptureAudioRequest = CaptureAudioRequest()) {
+    init(device: CaptureDevice, request: CaptureAudioRequest = CaptureAudioRequest()) {
         self.device = device
         self.path = device.path
         self.localizedName = device.localizedName
@@ -49,21 +49,21 @@ final class ALSACaptureSource: CaptureSource, Sendable {
 
     deinit { close() }
 
-    public var videoFormat: CaptureVideoFormat? { nil }
+    var videoFormat: CaptureVideoFormat? { nil }
     /// The format audio comes in, as the device really set it, once open.
-    public var audioFormat: CaptureAudioFormat? { state.withLock { $0.format } }
+    var audioFormat: CaptureAudioFormat? { state.withLock { $0.format } }
     /// Frames per period (the unit read at a time), once open.
-    public var periodFrames: Int { state.withLock { $0.periodFrames } }
+    var periodFrames: Int { state.withLock { $0.periodFrames } }
     /// Frames the device's ring buffer holds, once open.
-    public var bufferFrames: Int { state.withLock { $0.bufferFrames } }
+    var bufferFrames: Int { state.withLock { $0.bufferFrames } }
     /// Frames lost to overruns so far.
-    public var droppedByDevice: Int { state.withLock { $0.lost } }
-    public var lossLog: SampleLossLog? { losses }
+    var droppedByDevice: Int { state.withLock { $0.lost } }
+    var lossLog: SampleLossLog? { losses }
     private let losses = SampleLossLog()
 
     // MARK: Opening
 
-    public func open() throws(CaptureError) {
+    func open() throws(CaptureError) {
         close()
         guard case .alsa(let alsa) = device.backend else {
             throw .device(.notACaptureDevice(path, reason: "not an audio capture device (it is a camera)"))
@@ -121,7 +121,7 @@ final class ALSACaptureSource: CaptureSource, Sendable {
 
     // MARK: Capture loop
 
-    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let opened = state.withLock { ($0.pcm, $0.format, $0.periodFrames, $0.bufferFrames) }
         guard let pcm = opened.0, let format = opened.1 else {
             return .failed(.source(path, reason: "the device is not open"))
@@ -283,7 +283,7 @@ final class ALSACaptureSource: CaptureSource, Sendable {
     }
 
     /// Stops capture and closes the PCM. Chunks already delivered own their bytes.
-    public func close() {
+    func close() {
         let pcm = state.withLock { state -> (any ALSACapturePCM)? in
             defer { state.pcm = nil }
             return state.pcm

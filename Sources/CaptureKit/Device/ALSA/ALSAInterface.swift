@@ -16,17 +16,17 @@ protocol ALSAInterface: Sendable {
 
 /// One PCM device with a capture stream, as the card's control interface reports it.
 struct ALSACaptureDescription: Sendable, Hashable {
-    public var cardIndex: Int32
+    var cardIndex: Int32
     /// The card's stable identifier, such as `Loopback` or `PCH`.
-    public var cardID: String
-    public var cardName: String
-    public var driver: String
-    public var device: Int32
-    public var pcmName: String
+    var cardID: String
+    var cardName: String
+    var driver: String
+    var device: Int32
+    var pcmName: String
     /// How many capture subdevices the device has.
-    public var subdevices: UInt32
+    var subdevices: UInt32
 
-    public init(cardIndex: Int32, cardID: String, cardName: String, driver: String, device: Int32, pcmName: String, subdevices: UInt32) {
+    init(cardIndex: Int32, cardID: String, cardName: String, driver: String, device: Int32, pcmName: String, subdevices: UInt32) {
         self.cardIndex = cardIndex
         self.cardID = cardID
         self.cardName = cardName

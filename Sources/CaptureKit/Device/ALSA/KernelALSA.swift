@@ -6,12 +6,12 @@ struct KernelALSA: ALSAInterface {
     /// Where ALSA's procfs lives: "/proc/asound".
     let procRoot: String
 
-    public init(procRoot: String = "/proc/asound") {
+    init(procRoot: String = "/proc/asound") {
         self.procRoot = procRoot
         calsa_silence_library_errors()
     }
 
-    public func captureDevices() -> [ALSACaptureDescription] {
+    func captureDevices() -> [ALSACaptureDescription] {
         cardIndices().flatMap(captureDevices(onCard:))
     }
 
@@ -73,15 +73,15 @@ struct KernelALSA: ALSAInterface {
                                          pcmList: pcmList, cardList: cardList)
     }
 
-    public func cardExists(_ card: String) -> Bool {
+    func cardExists(_ card: String) -> Bool {
         snd_card_get_index(card) >= 0
     }
 
-    public func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM {
+    func openCapture(_ name: String) throws(SystemCallError) -> any ALSACapturePCM {
         try KernelALSACapturePCM(name: name)
     }
 
-    public func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
+    func captureFormats(_ name: String) throws(SystemCallError) -> [AudioFormat] {
         var handle: OpaquePointer?
         // calsa_PCM_NONBLOCK: probing must never wait for a device another process holds.
         try negatedErrnoCall("snd_pcm_open(\(name))") { Int(snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, calsa_PCM_NONBLOCK)) }

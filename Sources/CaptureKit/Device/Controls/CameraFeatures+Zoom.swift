@@ -8,7 +8,7 @@ extension DeviceControls {
     // MARK: Zoom
 
     /// Whether the device zooms (V4L2_CID_ZOOM_ABSOLUTE).
-    public var isZoomSupported: Bool { usable(ControlID.zoomAbsolute) != nil }
+    package var isZoomSupported: Bool { usable(ControlID.zoomAbsolute) != nil }
 
     /// The zoom scale: V4L2 gives zoom in device units with no optical
     /// meaning, so the minimum counts as 1.0 and each `scale` units as one
@@ -28,13 +28,13 @@ extension DeviceControls {
     }
 
     /// The zoom factor now (1.0 is the full field of view), or nil without zoom.
-    public func videoZoomFactor() throws(ControlError) -> Double? {
+    package func videoZoomFactor() throws(ControlError) -> Double? {
         guard let zoom = try control(id: ControlID.zoomAbsolute), let value = zoom.value?.integer else { return nil }
         return Self.zoomFactor(value: value, zoom: zoom)
     }
 
     /// The largest zoom factor, or nil without zoom.
-    public func videoMaxZoomFactor() throws(ControlError) -> Double? {
+    package func videoMaxZoomFactor() throws(ControlError) -> Double? {
         guard let zoom = try control(id: ControlID.zoomAbsolute) else { return nil }
         return Self.zoomFactor(value: zoom.maximum, zoom: zoom)
     }
@@ -51,7 +51,7 @@ extension DeviceControls {
     }
 
     /// Jumps to a zoom factor.
-    public func setVideoZoomFactor(_ factor: Double) throws(ControlError) {
+    package func setVideoZoomFactor(_ factor: Double) throws(ControlError) {
         try requireLock()
         let zoom = try zoomControl(for: factor)
         try setRaw(ControlID.zoomAbsolute, snap(Self.zoomValue(factor: factor, zoom: zoom), zoom), name: CameraFeature.zoom.rawValue)
@@ -63,7 +63,7 @@ extension DeviceControls {
     /// when `cancellation` is cancelled, leaving the zoom where it got to.
     /// `progress` hears each factor set. Answers the factor the ramp ended at.
     @discardableResult
-    public func rampToVideoZoomFactor(_ factor: Double, rate: Double, tick: Double = 1.0 / 30,
+    package func rampToVideoZoomFactor(_ factor: Double, rate: Double, tick: Double = 1.0 / 30,
                                       cancellation: ControlCancellation? = nil,
                                       progress: ((Double) -> Void)? = nil) throws(ControlError) -> Double {
         try requireLock()
@@ -104,14 +104,14 @@ extension DeviceControls {
 
     /// Whether the device can lower its frame rate to expose longer in low
     /// light (V4L2_CID_EXPOSURE_AUTO_PRIORITY).
-    public var isLowLightBoostSupported: Bool { usable(ControlID.exposureAutoPriority) != nil }
+    package var isLowLightBoostSupported: Bool { usable(ControlID.exposureAutoPriority) != nil }
 
     /// Whether the device may boost in low light now, or nil without the control.
-    public func automaticallyEnablesLowLightBoostWhenAvailable() throws(ControlError) -> Bool? {
+    package func automaticallyEnablesLowLightBoostWhenAvailable() throws(ControlError) -> Bool? {
         try control(id: ControlID.exposureAutoPriority)?.value.map { $0.integer != 0 }
     }
 
-    public func setAutomaticallyEnablesLowLightBoostWhenAvailable(_ enabled: Bool) throws(ControlError) {
+    package func setAutomaticallyEnablesLowLightBoostWhenAvailable(_ enabled: Bool) throws(ControlError) {
         try requireLock()
         guard isLowLightBoostSupported else {
             throw unsupported("low-light boost", "the device has no exposure priority control (exposure_dynamic_framerate)")

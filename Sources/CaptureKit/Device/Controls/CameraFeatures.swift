@@ -99,7 +99,7 @@ extension DeviceControls {
 
     // MARK: Focus
 
-    public func isFocusModeSupported(_ mode: FocusMode) -> Bool {
+    package func isFocusModeSupported(_ mode: FocusMode) -> Bool {
         let auto = usable(ControlID.focusAuto) != nil
         switch mode {
         case .locked: return auto || usable(ControlID.focusAbsolute) != nil
@@ -109,7 +109,7 @@ extension DeviceControls {
     }
 
     /// The focus mode now, or nil when the device has no focus control.
-    public func focusMode() throws(ControlError) -> FocusMode? {
+    package func focusMode() throws(ControlError) -> FocusMode? {
         if let auto = try control(id: ControlID.focusAuto) {
             return auto.value?.integer == 1 ? .continuousAutoFocus : .locked
         }
@@ -119,12 +119,12 @@ extension DeviceControls {
     }
 
     /// Whether a one-shot focus is running (V4L2_CID_AUTO_FOCUS_STATUS busy).
-    public func isAdjustingFocus() -> Bool {
+    package func isAdjustingFocus() -> Bool {
         guard let status = (try? control(id: ControlID.autoFocusStatus)) ?? nil, let value = status.value?.integer else { return false }
         return value & autoFocusBusy != 0
     }
 
-    public func setFocusMode(_ mode: FocusMode) throws(ControlError) {
+    package func setFocusMode(_ mode: FocusMode) throws(ControlError) {
         try requireLock()
         guard isFocusModeSupported(mode) else {
             throw unsupported("focus mode '\(mode.rawValue)'", supportedText(FocusMode.allCases.filter(isFocusModeSupported).map(\.rawValue), what: "focus modes"))
@@ -154,18 +154,18 @@ extension DeviceControls {
     }
 
     /// Whether the lens can be put at a chosen position (V4L2_CID_FOCUS_ABSOLUTE).
-    public var isLockingFocusWithCustomLensPositionSupported: Bool { usable(ControlID.focusAbsolute) != nil }
+    package var isLockingFocusWithCustomLensPositionSupported: Bool { usable(ControlID.focusAbsolute) != nil }
 
     /// The lens position from 0.0 (nearest) to 1.0 (furthest), or nil
     /// without V4L2_CID_FOCUS_ABSOLUTE. V4L2 counts the other way: larger values focus closer.
-    public func lensPosition() throws(ControlError) -> Double? {
+    package func lensPosition() throws(ControlError) -> Double? {
         guard let focus = try control(id: ControlID.focusAbsolute), let value = focus.value?.integer, focus.maximum > focus.minimum else { return nil }
         return Double(focus.maximum - value) / Double(focus.maximum - focus.minimum)
     }
 
     /// Locks focus with the lens at `position` (0.0 nearest … 1.0 furthest),
     /// turning continuous focus off first.
-    public func setFocusModeLocked(lensPosition position: Double) throws(ControlError) {
+    package func setFocusModeLocked(lensPosition position: Double) throws(ControlError) {
         try requireLock()
         guard let focus = usable(ControlID.focusAbsolute) else {
             throw unsupported("lens position", "the device has no absolute focus control (focus_absolute)")
@@ -179,19 +179,19 @@ extension DeviceControls {
         try setRaw(ControlID.focusAbsolute, value, name: CameraFeature.lensPosition.rawValue)
     }
 
-    public var isAutoFocusRangeRestrictionSupported: Bool {
+    package var isAutoFocusRangeRestrictionSupported: Bool {
         guard let range = usable(ControlID.autoFocusRange) else { return false }
         return range.menuItem(index: AutoFocusRangeRestriction.near.menuIndex) != nil
             || range.menuItem(index: AutoFocusRangeRestriction.far.menuIndex) != nil
     }
 
-    public func isAutoFocusRangeRestrictionSupported(_ restriction: AutoFocusRangeRestriction) -> Bool {
+    package func isAutoFocusRangeRestrictionSupported(_ restriction: AutoFocusRangeRestriction) -> Bool {
         guard let range = usable(ControlID.autoFocusRange) else { return restriction == .none }
         return range.menuItem(index: restriction.menuIndex) != nil
     }
 
     /// The range restriction now: none unless the device has V4L2_CID_AUTO_FOCUS_RANGE set to macro or infinity.
-    public func autoFocusRangeRestriction() throws(ControlError) -> AutoFocusRangeRestriction {
+    package func autoFocusRangeRestriction() throws(ControlError) -> AutoFocusRangeRestriction {
         guard let range = try control(id: ControlID.autoFocusRange), let value = range.value?.integer else { return .none }
         switch value {
         case AutoFocusRangeRestriction.near.menuIndex: return .near
@@ -200,7 +200,7 @@ extension DeviceControls {
         }
     }
 
-    public func setAutoFocusRangeRestriction(_ restriction: AutoFocusRangeRestriction) throws(ControlError) {
+    package func setAutoFocusRangeRestriction(_ restriction: AutoFocusRangeRestriction) throws(ControlError) {
         try requireLock()
         guard isAutoFocusRangeRestrictionSupported(restriction) else {
             throw unsupported("focus range '\(restriction.rawValue)'", supportedText(AutoFocusRangeRestriction.allCases.filter(isAutoFocusRangeRestrictionSupported).map(\.rawValue), what: "focus ranges"))
@@ -217,7 +217,7 @@ extension DeviceControls {
         [exposureAutoMode, exposureAperturePriority, exposureShutterPriority].first { menu.menuItem(index: $0) != nil }
     }
 
-    public func isExposureModeSupported(_ mode: ExposureMode) -> Bool {
+    package func isExposureModeSupported(_ mode: ExposureMode) -> Bool {
         guard let menu = usable(ControlID.exposureAuto) else { return false }
         let manual = menu.menuItem(index: exposureManualMode) != nil
         let automatic = automaticExposureIndex(menu) != nil
@@ -229,12 +229,12 @@ extension DeviceControls {
     }
 
     /// The exposure mode now, or nil without V4L2_CID_EXPOSURE_AUTO.
-    public func exposureMode() throws(ControlError) -> ExposureMode? {
+    package func exposureMode() throws(ControlError) -> ExposureMode? {
         guard let menu = try control(id: ControlID.exposureAuto), let value = menu.value?.integer else { return nil }
         return value == exposureManualMode ? .locked : .continuousAutoExposure
     }
 
-    public func setExposureMode(_ mode: ExposureMode) throws(ControlError) {
+    package func setExposureMode(_ mode: ExposureMode) throws(ControlError) {
         try requireLock()
         guard isExposureModeSupported(mode), let menu = usable(ControlID.exposureAuto) else {
             let modes = ExposureMode.allCases.filter(isExposureModeSupported).map(\.rawValue)
@@ -263,20 +263,20 @@ extension DeviceControls {
     }
 
     /// The exposure time in seconds (V4L2_CID_EXPOSURE_ABSOLUTE counts 100 µs), or nil without it.
-    public func exposureDuration() throws(ControlError) -> Double? {
+    package func exposureDuration() throws(ControlError) -> Double? {
         guard let time = try control(id: ControlID.exposureAbsolute), let value = time.value?.integer else { return nil }
         return Double(value) / 10_000
     }
 
     /// The shortest and longest exposure times the device accepts, in seconds.
-    public func exposureDurationRange() throws(ControlError) -> ClosedRange<Double>? {
+    package func exposureDurationRange() throws(ControlError) -> ClosedRange<Double>? {
         guard let time = try control(id: ControlID.exposureAbsolute) else { return nil }
         return Double(time.minimum) / 10_000...Double(time.maximum) / 10_000
     }
 
     /// Manual exposure with a chosen time, in seconds (AVFoundation's custom
     /// exposure mode): switches the automatic mode off first.
-    public func setExposureModeCustom(duration: Double) throws(ControlError) {
+    package func setExposureModeCustom(duration: Double) throws(ControlError) {
         try requireLock()
         guard let time = usable(ControlID.exposureAbsolute) else {
             throw unsupported("exposure time", "the device has no absolute exposure control (exposure_time_absolute)")
@@ -299,13 +299,13 @@ extension DeviceControls {
     }
 
     /// Exposure compensation values the device offers, in EV (V4L2_CID_AUTO_EXPOSURE_BIAS counts 0.001 EV).
-    public func exposureTargetBiasValues() -> [Double] {
+    package func exposureTargetBiasValues() -> [Double] {
         guard let bias = usable(ControlID.autoExposureBias) else { return [] }
         return bias.menu.compactMap { $0.integerValue }.map { Double($0) / 1000 }.sorted()
     }
 
     /// The exposure compensation now, in EV, or nil without the control.
-    public func exposureTargetBias() throws(ControlError) -> Double? {
+    package func exposureTargetBias() throws(ControlError) -> Double? {
         guard let bias = try control(id: ControlID.autoExposureBias), let index = bias.value?.integer,
               let number = bias.menuItem(index: index)?.integerValue else { return nil }
         return Double(number) / 1000
@@ -313,7 +313,7 @@ extension DeviceControls {
 
     /// Sets the exposure compensation to the offered value nearest `ev`;
     /// outside the offered range it is refused.
-    public func setExposureTargetBias(_ ev: Double) throws(ControlError) {
+    package func setExposureTargetBias(_ ev: Double) throws(ControlError) {
         try requireLock()
         guard let bias = usable(ControlID.autoExposureBias), !bias.menu.isEmpty else {
             throw unsupported("exposure bias", "the device has no exposure compensation control (auto_exposure_bias)")
@@ -331,7 +331,7 @@ extension DeviceControls {
 
     // MARK: White balance
 
-    public func isWhiteBalanceModeSupported(_ mode: WhiteBalanceMode) -> Bool {
+    package func isWhiteBalanceModeSupported(_ mode: WhiteBalanceMode) -> Bool {
         if usable(ControlID.autoWhiteBalance) != nil { return true }
         guard let presets = usable(ControlID.autoNPresetWhiteBalance) else { return false }
         let manual = presets.menuItem(index: 0) != nil
@@ -344,7 +344,7 @@ extension DeviceControls {
     }
 
     /// The white balance mode now, or nil when the device has no control for it.
-    public func whiteBalanceMode() throws(ControlError) -> WhiteBalanceMode? {
+    package func whiteBalanceMode() throws(ControlError) -> WhiteBalanceMode? {
         if let auto = try control(id: ControlID.autoWhiteBalance) {
             return auto.value?.integer == 1 ? .continuousAutoWhiteBalance : .locked
         }
@@ -354,7 +354,7 @@ extension DeviceControls {
         return nil
     }
 
-    public func setWhiteBalanceMode(_ mode: WhiteBalanceMode) throws(ControlError) {
+    package func setWhiteBalanceMode(_ mode: WhiteBalanceMode) throws(ControlError) {
         try requireLock()
         guard isWhiteBalanceModeSupported(mode) else {
             let modes = WhiteBalanceMode.allCases.filter(isWhiteBalanceModeSupported).map(\.rawValue)
@@ -380,12 +380,12 @@ extension DeviceControls {
     }
 
     /// The white balance temperature in kelvin, or nil without V4L2_CID_WHITE_BALANCE_TEMPERATURE.
-    public func whiteBalanceTemperature() throws(ControlError) -> Int64? {
+    package func whiteBalanceTemperature() throws(ControlError) -> Int64? {
         try control(id: ControlID.whiteBalanceTemperature)?.value?.integer
     }
 
     /// Locks white balance at a temperature in kelvin, turning automatic white balance off first.
-    public func setWhiteBalanceTemperature(_ kelvin: Int64) throws(ControlError) {
+    package func setWhiteBalanceTemperature(_ kelvin: Int64) throws(ControlError) {
         try requireLock()
         guard let temperature = usable(ControlID.whiteBalanceTemperature) else {
             throw unsupported("white balance temperature", "the device has no white balance temperature control")

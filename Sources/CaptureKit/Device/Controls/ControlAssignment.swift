@@ -1,17 +1,17 @@
 /// One `name=value` setting: a camera feature (`focus=continuous`,
 /// `zoom=2.0`) or a raw control by name or ID (`brightness=60`, `0x980900=60`).
-public struct ControlAssignment: Sendable, Hashable, CustomStringConvertible {
-    public let key: String
-    public let value: String
+package struct ControlAssignment: Sendable, Hashable, CustomStringConvertible {
+    package let key: String
+    package let value: String
 
-    public init(key: String, value: String) {
+    package init(key: String, value: String) {
         self.key = key
         self.value = value
     }
 
     /// Parses `name=value`; nil when there is no `=` or no name. The value
     /// may be empty (a string control) and may itself contain `=`.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
         let key = text[..<equals].trimmingWhitespace()
         guard !key.isEmpty else { return nil }
@@ -20,22 +20,22 @@ public struct ControlAssignment: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The camera feature the key names, if it names one.
-    public var feature: CameraFeature? { CameraFeature(rawValue: key.lowercased()) }
+    package var feature: CameraFeature? { CameraFeature(rawValue: key.lowercased()) }
 
-    public var description: String { "\(key)=\(value)" }
+    package var description: String { "\(key)=\(value)" }
 }
 
 /// A setting as it stands after it was applied.
-public struct AppliedSetting: Sendable, Hashable {
+package struct AppliedSetting: Sendable, Hashable {
     /// The name as capctl prints it: the feature, or the control's v4l2-ctl name.
-    public let name: String
+    package let name: String
     /// The control's ID, for raw controls.
-    public let controlID: UInt32?
-    public let value: SettingValue
+    package let controlID: UInt32?
+    package let value: SettingValue
     /// What a raw value means: the menu entry's name, on/off for a boolean.
-    public let meaning: String?
+    package let meaning: String?
 
-    public init(name: String, controlID: UInt32?, value: SettingValue, meaning: String? = nil) {
+    package init(name: String, controlID: UInt32?, value: SettingValue, meaning: String? = nil) {
         self.name = name
         self.controlID = controlID
         self.value = value
@@ -44,13 +44,13 @@ public struct AppliedSetting: Sendable, Hashable {
 }
 
 /// A setting's value, typed for JSON.
-public enum SettingValue: Sendable, Hashable, CustomStringConvertible {
+package enum SettingValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
     case number(Double)
     case text(String)
     case boolean(Bool)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .integer(let value): return String(value)
         case .number(let value): return formatFactor(value)
@@ -151,7 +151,7 @@ extension DeviceControls {
     /// earlier assignment is caught when its turn comes). `zoomRampRate`
     /// makes zoom changes ramp. Requires the configuration lock. `applied`
     /// hears each setting as it takes effect.
-    public func apply(_ assignments: [ControlAssignment], zoomRampRate: Double? = nil,
+    package func apply(_ assignments: [ControlAssignment], zoomRampRate: Double? = nil,
                       cancellation: ControlCancellation? = nil,
                       applied: (AppliedSetting) -> Void = { _ in }) throws(ControlError) {
         try requireLock()

@@ -14,15 +14,15 @@ protocol ControlClock: Sendable {
 
 /// CLOCK_MONOTONIC and clock_nanosleep.
 struct MonotonicControlClock: ControlClock {
-    public init() {}
+    init() {}
 
-    public func now() -> Double {
+    func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    public func sleep(until deadline: Double) {
+    func sleep(until deadline: Double) {
         guard deadline > now() else { return }
         var target = timespec()
         target.tv_sec = Int(deadline.rounded(.down))
@@ -34,15 +34,15 @@ struct MonotonicControlClock: ControlClock {
 
 /// A request to stop a long control change (a zoom ramp) early, from any
 /// thread or from a signal handler's flag.
-public final class ControlCancellation: Sendable {
+package final class ControlCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
 
-    public init() {}
+    package init() {}
 
     /// Asks the change to stop where it is.
-    public func cancel() {
+    package func cancel() {
         flag.store(true, ordering: .relaxed)
     }
 
-    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    package var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }

@@ -53,7 +53,7 @@ enum ControlValueParser {
     /// - bit masks: decimal or 0x hex;
     /// - buttons: anything (setting one presses it);
     /// - strings: the text as it is.
-    public static func parse(_ text: String, for control: DeviceControl, device: String) throws(ControlError) -> ControlValue {
+    static func parse(_ text: String, for control: DeviceControl, device: String) throws(ControlError) -> ControlValue {
         let invalid = ControlError.invalidValue(device: device, control: control.name, value: text, allowed: control.allowedValuesText)
         let lowered = text.lowercased()
         switch control.type {
@@ -108,7 +108,7 @@ enum ControlValueParser {
     }
 
     /// Throws `.outOfRange` unless `value` is one the control accepts.
-    public static func checkRange(_ value: ControlValue, for control: DeviceControl, device: String) throws(ControlError) {
+    static func checkRange(_ value: ControlValue, for control: DeviceControl, device: String) throws(ControlError) {
         let outOfRange = ControlError.outOfRange(device: device, control: control.name, value: control.describeRaw(value), allowed: control.allowedValuesText)
         switch (control.type, value) {
         case (.string?, .string(let text)):

@@ -1,5 +1,5 @@
 /// The kind of value a V4L2 control holds (enum v4l2_ctrl_type).
-public enum V4L2ControlType: UInt32, Sendable, Hashable {
+package enum V4L2ControlType: UInt32, Sendable, Hashable {
     case integer = 1
     case boolean = 2
     case menu = 3
@@ -15,7 +15,7 @@ public enum V4L2ControlType: UInt32, Sendable, Hashable {
     case area = 0x0106
 
     /// The type's name as capctl prints it: `int`, `bool`, `menu` …
-    public var name: String {
+    package var name: String {
         switch self {
         case .integer: return "int"
         case .boolean: return "bool"
@@ -43,29 +43,29 @@ public enum V4L2ControlType: UInt32, Sendable, Hashable {
 }
 
 /// Control flags (V4L2_CTRL_FLAG_*), as a set.
-public struct V4L2ControlFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct V4L2ControlFlags: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    public static let disabled = V4L2ControlFlags(rawValue: 0x0001)
+    package static let disabled = V4L2ControlFlags(rawValue: 0x0001)
     /// Another file handle holds the control (streaming, or a higher priority).
-    public static let grabbed = V4L2ControlFlags(rawValue: 0x0002)
-    public static let readOnly = V4L2ControlFlags(rawValue: 0x0004)
+    package static let grabbed = V4L2ControlFlags(rawValue: 0x0002)
+    package static let readOnly = V4L2ControlFlags(rawValue: 0x0004)
     /// Changing it may change other controls.
-    public static let update = V4L2ControlFlags(rawValue: 0x0008)
+    package static let update = V4L2ControlFlags(rawValue: 0x0008)
     /// Not applicable in the present configuration (say, gain while automatic gain is on).
-    public static let inactive = V4L2ControlFlags(rawValue: 0x0010)
-    public static let slider = V4L2ControlFlags(rawValue: 0x0020)
-    public static let writeOnly = V4L2ControlFlags(rawValue: 0x0040)
+    package static let inactive = V4L2ControlFlags(rawValue: 0x0010)
+    package static let slider = V4L2ControlFlags(rawValue: 0x0020)
+    package static let writeOnly = V4L2ControlFlags(rawValue: 0x0040)
     /// The value changes by itself (the driver's automatic choice).
-    public static let volatile = V4L2ControlFlags(rawValue: 0x0080)
-    public static let hasPayload = V4L2ControlFlags(rawValue: 0x0100)
-    public static let executeOnWrite = V4L2ControlFlags(rawValue: 0x0200)
-    public static let modifyLayout = V4L2ControlFlags(rawValue: 0x0400)
-    public static let dynamicArray = V4L2ControlFlags(rawValue: 0x0800)
+    package static let volatile = V4L2ControlFlags(rawValue: 0x0080)
+    package static let hasPayload = V4L2ControlFlags(rawValue: 0x0100)
+    package static let executeOnWrite = V4L2ControlFlags(rawValue: 0x0200)
+    package static let modifyLayout = V4L2ControlFlags(rawValue: 0x0400)
+    package static let dynamicArray = V4L2ControlFlags(rawValue: 0x0800)
 
     /// Names of the flags that are set, as v4l2-ctl prints them.
-    public var names: [String] {
+    package var names: [String] {
         let table: [(V4L2ControlFlags, String)] = [
             (.disabled, "disabled"), (.grabbed, "grabbed"), (.readOnly, "read-only"), (.update, "update"),
             (.inactive, "inactive"), (.slider, "slider"), (.writeOnly, "write-only"), (.volatile, "volatile"),
@@ -77,14 +77,14 @@ public struct V4L2ControlFlags: OptionSet, Sendable, Hashable {
 }
 
 /// One entry of a menu or integer-menu control.
-public struct ControlMenuItem: Sendable, Hashable {
-    public let index: Int64
+package struct ControlMenuItem: Sendable, Hashable {
+    package let index: Int64
     /// The entry's text for a menu; its number as text for an integer menu.
-    public let name: String
+    package let name: String
     /// The entry's number, for integer menus.
-    public let integerValue: Int64?
+    package let integerValue: Int64?
 
-    public init(index: Int64, name: String, integerValue: Int64? = nil) {
+    package init(index: Int64, name: String, integerValue: Int64? = nil) {
         self.index = index
         self.name = name
         self.integerValue = integerValue
@@ -92,16 +92,16 @@ public struct ControlMenuItem: Sendable, Hashable {
 }
 
 /// A control's current value.
-public enum ControlValue: Sendable, Hashable, CustomStringConvertible {
+package enum ControlValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
     case string(String)
 
-    public var integer: Int64? {
+    package var integer: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .integer(let value): return String(value)
         case .string(let text): return text
@@ -111,26 +111,26 @@ public enum ControlValue: Sendable, Hashable, CustomStringConvertible {
 
 /// A V4L2 control as the device describes it: the counterpart of one
 /// configurable property of AVCaptureDevice, in the driver's own terms.
-public struct DeviceControl: Sendable, Hashable {
-    public let id: UInt32
+package struct DeviceControl: Sendable, Hashable {
+    package let id: UInt32
     /// The driver's name: "Gain, Automatic".
-    public let label: String
+    package let label: String
     /// The name capctl accepts and prints, as v4l2-ctl spells it: "gain_automatic".
-    public let name: String
+    package let name: String
     /// Nil for a type CaptureKit does not know (a codec's compound control).
-    public let type: V4L2ControlType?
-    public let rawType: UInt32
-    public let minimum: Int64
-    public let maximum: Int64
-    public let step: UInt64
-    public let defaultValue: Int64
-    public let flags: V4L2ControlFlags
+    package let type: V4L2ControlType?
+    package let rawType: UInt32
+    package let minimum: Int64
+    package let maximum: Int64
+    package let step: UInt64
+    package let defaultValue: Int64
+    package let flags: V4L2ControlFlags
     /// Menu entries, for menu and integer-menu controls.
-    public let menu: [ControlMenuItem]
+    package let menu: [ControlMenuItem]
     /// The current value, or nil where it cannot be read (write-only, compound, or the read failed).
-    public let value: ControlValue?
+    package let value: ControlValue?
 
-    public init(id: UInt32, label: String, type: UInt32, minimum: Int64, maximum: Int64, step: UInt64,
+    package init(id: UInt32, label: String, type: UInt32, minimum: Int64, maximum: Int64, step: UInt64,
                 defaultValue: Int64, flags: V4L2ControlFlags, menu: [ControlMenuItem] = [], value: ControlValue?) {
         self.id = id
         self.label = label
@@ -147,26 +147,26 @@ public struct DeviceControl: Sendable, Hashable {
     }
 
     /// The control class (V4L2_CTRL_CLASS_*) this control belongs to.
-    public var controlClass: UInt32 { id & 0x0fff_0000 }
+    package var controlClass: UInt32 { id & 0x0fff_0000 }
 
-    public var isReadOnly: Bool { flags.contains(.readOnly) }
-    public var isInactive: Bool { flags.contains(.inactive) }
-    public var isDisabled: Bool { flags.contains(.disabled) }
-    public var isWritable: Bool { !flags.contains(.readOnly) && !flags.contains(.disabled) && type != .controlClass }
+    package var isReadOnly: Bool { flags.contains(.readOnly) }
+    package var isInactive: Bool { flags.contains(.inactive) }
+    package var isDisabled: Bool { flags.contains(.disabled) }
+    package var isWritable: Bool { !flags.contains(.readOnly) && !flags.contains(.disabled) && type != .controlClass }
 
     /// The menu entry with this index, if the menu has one.
-    public func menuItem(index: Int64) -> ControlMenuItem? {
+    package func menuItem(index: Int64) -> ControlMenuItem? {
         menu.first { $0.index == index }
     }
 
     /// The value in words: the menu entry for menus, on/off for booleans.
-    public var valueText: String? {
+    package var valueText: String? {
         guard let value else { return nil }
         return describe(value)
     }
 
     /// A value of this control in words.
-    public func describe(_ value: ControlValue) -> String {
+    package func describe(_ value: ControlValue) -> String {
         guard case .integer(let number) = value else { return value.description }
         switch type {
         case .boolean: return number != 0 ? "on" : "off"
@@ -179,7 +179,7 @@ public struct DeviceControl: Sendable, Hashable {
 
     /// The allowed values in words, for messages: "0…255, step 1",
     /// "one of: 0 (Manual Mode), 3 (Aperture Priority Mode)", "0 or 1".
-    public var allowedValuesText: String {
+    package var allowedValuesText: String {
         switch type {
         case .boolean: return "0 or 1 (off/on, false/true)"
         case .menu, .integerMenu:
@@ -195,7 +195,7 @@ public struct DeviceControl: Sendable, Hashable {
     /// v4l2-ctl's name for a control label: lower-case letters and digits,
     /// each run of other characters turned into one underscore between
     /// words ("Gain, Automatic" → "gain_automatic").
-    public static func canonicalName(_ label: String) -> String {
+    package static func canonicalName(_ label: String) -> String {
         var result = ""
         var pendingUnderscore = false
         for scalar in label.unicodeScalars {
@@ -212,15 +212,15 @@ public struct DeviceControl: Sendable, Hashable {
 }
 
 /// The controls of one class, in the order the driver lists them.
-public struct ControlClassGroup: Sendable, Hashable {
+package struct ControlClassGroup: Sendable, Hashable {
     /// V4L2_CTRL_CLASS_* value.
-    public let id: UInt32
+    package let id: UInt32
     /// The driver's name for the class ("User Controls", "Camera Controls"),
     /// or a generic one where the driver has no class control.
-    public let name: String
-    public let controls: [DeviceControl]
+    package let name: String
+    package let controls: [DeviceControl]
 
-    public init(id: UInt32, name: String, controls: [DeviceControl]) {
+    package init(id: UInt32, name: String, controls: [DeviceControl]) {
         self.id = id
         self.name = name
         self.controls = controls

@@ -9,13 +9,13 @@ import Glibc
 ///
 /// As with AVCaptureDevice, changes require the configuration lock:
 /// `lockForConfiguration()` first, `unlockForConfiguration()` after.
-public final class DeviceControls {
+package final class DeviceControls {
     /// The device node, as given.
-    public let path: String
+    package let path: String
     let node: any V4L2ControlNode
     /// How long one-shot automatic modes (exposure; focus and white balance
     /// without a one-shot control) run before they are locked.
-    public var settleDuration: Double = 1.0
+    package var settleDuration: Double = 1.0
     let clock: any ControlClock
     private var lock: ConfigurationLock?
     /// The configuration lock is held by a capture session of this process
@@ -51,7 +51,7 @@ public final class DeviceControls {
     }
 
     /// Opens the camera at `path` for its controls.
-    public static func open(_ path: String) throws(ControlError) -> DeviceControls {
+    package static func open(_ path: String) throws(ControlError) -> DeviceControls {
         try open(path, interface: KernelV4L2())
     }
 
@@ -69,21 +69,21 @@ public final class DeviceControls {
     // MARK: Configuration lock
 
     /// Whether this object holds the device's configuration lock.
-    public var isLockedForConfiguration: Bool { lockedBySession || (lock?.isHeld ?? false) }
+    package var isLockedForConfiguration: Bool { lockedBySession || (lock?.isHeld ?? false) }
 
     /// Whether the driver itself keeps other programs out while the lock is
     /// held (V4L2 priorities); nil while not locked.
-    public var isLockEnforcedByDriver: Bool? { lock.map(\.isEnforcedByDriver) }
+    package var isLockEnforcedByDriver: Bool? { lock.map(\.isEnforcedByDriver) }
 
     /// Takes the configuration lock (see `ConfigurationLock`). Refused with
     /// `.locked`, naming the holder, while another process holds it.
-    public func lockForConfiguration() throws(ControlError) {
+    package func lockForConfiguration() throws(ControlError) {
         if isLockedForConfiguration { return }
         lock = try ConfigurationLock.acquire(node: node, devicePath: path, directory: lockDirectory, procRoot: procRoot)
     }
 
     /// Releases the configuration lock; the settings stay as they are.
-    public func unlockForConfiguration() {
+    package func unlockForConfiguration() {
         lock?.release()
         lock = nil
     }
@@ -96,12 +96,12 @@ public final class DeviceControls {
 
     /// Every control the device has, with its current value and menu, in the
     /// driver's order (class by class). Disabled controls are left out.
-    public func allControls() throws(ControlError) -> [DeviceControl] {
+    package func allControls() throws(ControlError) -> [DeviceControl] {
         try descriptions().filter { $0.controlType != .controlClass && !$0.isDisabled }.map(describe)
     }
 
     /// The controls grouped by class, with the classes' names as the driver gives them.
-    public func controlClasses() throws(ControlError) -> [ControlClassGroup] {
+    package func controlClasses() throws(ControlError) -> [ControlClassGroup] {
         let all = try descriptions()
         var names: [UInt32: String] = [:]
         for entry in all where entry.controlType == .controlClass {
@@ -121,14 +121,14 @@ public final class DeviceControls {
 
     /// The control with this ID, freshly read, or nil when the device lacks it
     /// (or has it disabled).
-    public func control(id: UInt32) throws(ControlError) -> DeviceControl? {
+    package func control(id: UInt32) throws(ControlError) -> DeviceControl? {
         guard let entry = try query(id), !entry.isDisabled, entry.controlType != .controlClass else { return nil }
         return describe(entry)
     }
 
     /// The control a user named: its v4l2-ctl name ("gain_automatic"), the
     /// driver's label ("Gain, Automatic"), or its ID (decimal or 0x hex).
-    public func control(named key: String) throws(ControlError) -> DeviceControl {
+    package func control(named key: String) throws(ControlError) -> DeviceControl {
         if let id = ControlNames.parseID(key) {
             guard let control = try control(id: id) else {
                 throw .unknownControl(device: path, name: key, suggestions: [])
@@ -145,7 +145,7 @@ public final class DeviceControls {
     }
 
     /// The current value of a control.
-    public func value(of control: DeviceControl) throws(ControlError) -> ControlValue {
+    package func value(of control: DeviceControl) throws(ControlError) -> ControlValue {
         do {
             return try readValue(of: control.id, type: control.type, maximumLength: control.maximum)
         } catch {
@@ -159,7 +159,7 @@ public final class DeviceControls {
     /// accepts: read-only, inactive and out-of-range values are refused with
     /// what is allowed. Answers the value the device stored.
     @discardableResult
-    public func setValue(_ value: ControlValue, for control: DeviceControl) throws(ControlError) -> ControlValue {
+    package func setValue(_ value: ControlValue, for control: DeviceControl) throws(ControlError) -> ControlValue {
         try requireLock()
         // Flags change with other controls (inactive while an automatic mode is on): ask again.
         let current = try self.control(id: control.id) ?? control
@@ -181,7 +181,7 @@ public final class DeviceControls {
     /// Parses `text` as a value of `control` ("60", "on", a menu entry's
     /// name or index, "default", "min", "max") and sets it.
     @discardableResult
-    public func setValue(text: String, for control: DeviceControl) throws(ControlError) -> ControlValue {
+    package func setValue(text: String, for control: DeviceControl) throws(ControlError) -> ControlValue {
         try setValue(try ControlValueParser.parse(text, for: control, device: path), for: control)
     }
 

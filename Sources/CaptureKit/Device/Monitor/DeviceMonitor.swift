@@ -5,7 +5,7 @@ import Glibc
 /// Something that happened to a capture device: the counterparts of
 /// AVCaptureDevice's connected and disconnected notifications, of observing
 /// its properties, and of subject-area-change monitoring.
-public enum DeviceEvent: Sendable, Hashable {
+package enum DeviceEvent: Sendable, Hashable {
     /// A capture device appeared (its /dev node was created and it answers).
     case connected(path: String, name: String, mediaType: MediaType, uniqueID: String)
     /// A capture device went away: its node was removed, or the driver
@@ -20,27 +20,27 @@ public enum DeviceEvent: Sendable, Hashable {
 }
 
 /// A V4L2 control event, described with the control's name and meaning.
-public struct ControlChange: Sendable, Hashable {
-    public let path: String
+package struct ControlChange: Sendable, Hashable {
+    package let path: String
     /// The device's name.
-    public let device: String
+    package let device: String
     /// The control's v4l2-ctl name.
-    public let control: String
-    public let id: UInt32
-    public let value: Int64
+    package let control: String
+    package let id: UInt32
+    package let value: Int64
     /// The value's meaning: a menu entry's name, on/off.
-    public let valueText: String?
+    package let valueText: String?
     /// What changed: "value", "flags", "range".
-    public let changes: [String]
+    package let changes: [String]
     /// The control's flags now ("inactive", "read-only" …).
-    public let flags: [String]
+    package let flags: [String]
 }
 
 /// Why monitoring could not start or go on.
-public enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
     case failed(SystemCallError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .failed(let error): return "monitoring failed: \(error)"
         }
@@ -50,8 +50,8 @@ public enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Watches capture devices until told to stop: /dev for nodes arriving and
 /// leaving (inotify; no udev needed), and each camera for control and source
 /// events (VIDIOC_SUBSCRIBE_EVENT) and for the driver dropping it (POLLHUP).
-public final class DeviceMonitor {
-    public let discovery: DeviceDiscovery
+package final class DeviceMonitor {
+    package let discovery: DeviceDiscovery
     private var inotify: Int32 = -1
     private var soundWatch: Int32 = -1
     private var devWatch: Int32 = -1
@@ -63,14 +63,14 @@ public final class DeviceMonitor {
     private let clock = MonotonicControlClock()
 
     /// How long a new node is retried before it is given up on.
-    public var settleTimeout: Double = 3
+    package var settleTimeout: Double = 3
     /// How often cameras are asked whether they are still there.
-    public var livenessInterval: Double = 1
+    package var livenessInterval: Double = 1
     private var lastLivenessCheck: Double = 0
     /// Cameras the driver dropped whose node remained: they may come back.
     private var dropped = Set<String>()
 
-    public init(discovery: DeviceDiscovery = DeviceDiscovery()) {
+    package init(discovery: DeviceDiscovery = DeviceDiscovery()) {
         self.discovery = discovery
     }
 
@@ -80,7 +80,7 @@ public final class DeviceMonitor {
 
     /// Starts watching: answers the capture devices present now.
     @discardableResult
-    public func start() throws(MonitorError) -> [CaptureDevice] {
+    package func start() throws(MonitorError) -> [CaptureDevice] {
         do {
             inotify = try Posix.inotifyInit(flags: Int32(IN_NONBLOCK | IN_CLOEXEC))
             let mask = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM)
@@ -101,11 +101,11 @@ public final class DeviceMonitor {
     }
 
     /// The cameras whose control events are watched.
-    public var watchedCameras: [String] { cameras.keys.sorted() }
+    package var watchedCameras: [String] { cameras.keys.sorted() }
 
     /// Delivers events to `handler` until `stopDescriptor` becomes readable
     /// (a self-pipe written by a signal handler) or, without one, forever.
-    public func run(stopDescriptor: Int32? = nil, handler: (DeviceEvent) -> Void) throws(MonitorError) {
+    package func run(stopDescriptor: Int32? = nil, handler: (DeviceEvent) -> Void) throws(MonitorError) {
         if inotify < 0 { try start() }
         while true {
             var targets: [pollfd] = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]

@@ -5,38 +5,38 @@ import Glibc
 
 /// A character device's number.
 struct DeviceNumber: Sendable, Hashable, CustomStringConvertible {
-    public let major: UInt32
-    public let minor: UInt32
+    let major: UInt32
+    let minor: UInt32
 
-    public init(major: UInt32, minor: UInt32) {
+    init(major: UInt32, minor: UInt32) {
         self.major = major
         self.minor = minor
     }
 
-    public var description: String { "\(major):\(minor)" }
+    var description: String { "\(major):\(minor)" }
 }
 
 /// The graph of a media device (MEDIA_IOC_G_TOPOLOGY), as far as finding a
 /// camera's flash needs it.
 struct MediaTopology: Sendable, Hashable {
-    public struct Entity: Sendable, Hashable {
-        public let id: UInt32
-        public let name: String
+    struct Entity: Sendable, Hashable {
+        let id: UInt32
+        let name: String
         /// MEDIA_ENT_F_*.
-        public let function: UInt32
-        public init(id: UInt32, name: String, function: UInt32) {
+        let function: UInt32
+        init(id: UInt32, name: String, function: UInt32) {
             self.id = id
             self.name = name
             self.function = function
         }
     }
 
-    public struct Interface: Sendable, Hashable {
-        public let id: UInt32
+    struct Interface: Sendable, Hashable {
+        let id: UInt32
         /// MEDIA_INTF_T_*.
-        public let type: UInt32
-        public let deviceNumber: DeviceNumber
-        public init(id: UInt32, type: UInt32, deviceNumber: DeviceNumber) {
+        let type: UInt32
+        let deviceNumber: DeviceNumber
+        init(id: UInt32, type: UInt32, deviceNumber: DeviceNumber) {
             self.id = id
             self.type = type
             self.deviceNumber = deviceNumber
@@ -44,32 +44,32 @@ struct MediaTopology: Sendable, Hashable {
     }
 
     /// An interface link: the device node `interfaceID` reaches entity `entityID`.
-    public struct InterfaceLink: Sendable, Hashable {
-        public let interfaceID: UInt32
-        public let entityID: UInt32
-        public init(interfaceID: UInt32, entityID: UInt32) {
+    struct InterfaceLink: Sendable, Hashable {
+        let interfaceID: UInt32
+        let entityID: UInt32
+        init(interfaceID: UInt32, entityID: UInt32) {
             self.interfaceID = interfaceID
             self.entityID = entityID
         }
     }
 
-    public var entities: [Entity]
-    public var interfaces: [Interface]
-    public var links: [InterfaceLink]
+    var entities: [Entity]
+    var interfaces: [Interface]
+    var links: [InterfaceLink]
 
-    public init(entities: [Entity], interfaces: [Interface], links: [InterfaceLink]) {
+    init(entities: [Entity], interfaces: [Interface], links: [InterfaceLink]) {
         self.entities = entities
         self.interfaces = interfaces
         self.links = links
     }
 
-    public static let flashFunction = cv4l2_MEDIA_ENT_F_FLASH
-    public static let subdeviceInterface = cv4l2_MEDIA_INTF_T_V4L_SUBDEV
+    static let flashFunction = cv4l2_MEDIA_ENT_F_FLASH
+    static let subdeviceInterface = cv4l2_MEDIA_INTF_T_V4L_SUBDEV
 
     /// The device numbers of the flash sub-devices in this graph, when
     /// `videoNode` is one of its interfaces (a flash belongs to the camera
     /// module of its own graph).
-    public func flashSubdevices(forVideoNode videoNode: DeviceNumber) -> [DeviceNumber] {
+    func flashSubdevices(forVideoNode videoNode: DeviceNumber) -> [DeviceNumber] {
         guard interfaces.contains(where: { $0.deviceNumber == videoNode }) else { return [] }
         let flashIDs = Set(entities.filter { $0.function == MediaTopology.flashFunction }.map(\.id))
         let interfaceIDs = links.filter { flashIDs.contains($0.entityID) }.map(\.interfaceID)
@@ -87,9 +87,9 @@ protocol MediaControllerInterface: Sendable {
 
 /// The kernel's media controller.
 struct KernelMediaController: MediaControllerInterface {
-    public init() {}
+    init() {}
 
-    public func deviceNumber(of path: String) -> DeviceNumber? {
+    func deviceNumber(of path: String) -> DeviceNumber? {
         guard let info = try? Posix.stat(path), info.st_mode & S_IFMT == S_IFCHR else { return nil }
         let device = UInt64(info.st_rdev)
         // major(3) and minor(3) are macros: their glibc encoding.
@@ -98,7 +98,7 @@ struct KernelMediaController: MediaControllerInterface {
         return DeviceNumber(major: UInt32(truncatingIfNeeded: major), minor: UInt32(truncatingIfNeeded: minor))
     }
 
-    public func topology(of path: String) throws(SystemCallError) -> MediaTopology {
+    func topology(of path: String) throws(SystemCallError) -> MediaTopology {
         let fd = try Posix.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         defer { try? Posix.close(fd) }
         // The first call counts; the second fills arrays of those sizes. A

@@ -18,13 +18,13 @@ public enum TorchLevel: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Where a light is driven from.
-public enum TorchSource: Sendable, Hashable, CustomStringConvertible {
+package enum TorchSource: Sendable, Hashable, CustomStringConvertible {
     /// V4L2 flash controls on a camera node or a flash sub-device.
     case v4l2(path: String, isSubdevice: Bool)
     /// An LED class device under /sys/class/leds.
     case led(name: String, directory: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .v4l2(let path, let isSubdevice): return isSubdevice ? "\(path) (V4L2 flash sub-device)" : "\(path) (V4L2 flash controls)"
         case .led(let name, _): return "LED \(name)"
@@ -33,20 +33,20 @@ public enum TorchSource: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A light's state: the counterpart of AVCaptureDevice's torch and flash properties.
-public struct TorchStatus: Sendable, Hashable {
-    public let source: TorchSource
-    public let hasTorch: Bool
-    public let hasFlash: Bool
+package struct TorchStatus: Sendable, Hashable {
+    package let source: TorchSource
+    package let hasTorch: Bool
+    package let hasFlash: Bool
     /// Whether the torch is on now.
-    public let isTorchActive: Bool
+    package let isTorchActive: Bool
     /// The torch level now, 0.0 (off) to 1.0 (full output).
-    public let torchLevel: Double
+    package let torchLevel: Double
     /// Whether the torch can be turned on now (no fault such as overheating).
-    public let isTorchAvailable: Bool
+    package let isTorchAvailable: Bool
     /// The highest level that can be set now.
-    public let maxAvailableTorchLevel: Double
+    package let maxAvailableTorchLevel: Double
     /// Faults the hardware reports, in words ("led-over-temperature").
-    public let faults: [String]
+    package let faults: [String]
 }
 
 /// Why a torch could not be found or changed.
@@ -117,39 +117,39 @@ protocol TorchBackend: AnyObject {
 
 /// A camera's torch and flash: V4L2 flash controls or an LED class device.
 /// Obtain one from `TorchDiscovery`.
-public final class Torch {
+package final class Torch {
     let backend: any TorchBackend
 
     init(backend: any TorchBackend) {
         self.backend = backend
     }
 
-    public var source: TorchSource { backend.source }
+    package var source: TorchSource { backend.source }
     /// Whether the light can stay on (a torch).
-    public var hasTorch: Bool { backend.hasTorch }
+    package var hasTorch: Bool { backend.hasTorch }
     /// Whether the light can fire for one frame (a flash).
-    public var hasFlash: Bool { backend.hasFlash }
+    package var hasFlash: Bool { backend.hasFlash }
 
-    public func isTorchModeSupported(_ mode: TorchMode) -> Bool {
+    package func isTorchModeSupported(_ mode: TorchMode) -> Bool {
         mode != .auto && hasTorch
     }
 
-    public func status() throws(TorchError) -> TorchStatus { try backend.status() }
-    public func torchLevel() throws(TorchError) -> Double { try status().torchLevel }
-    public func isTorchActive() throws(TorchError) -> Bool { try status().isTorchActive }
-    public func isTorchAvailable() throws(TorchError) -> Bool { try status().isTorchAvailable }
+    package func status() throws(TorchError) -> TorchStatus { try backend.status() }
+    package func torchLevel() throws(TorchError) -> Double { try status().torchLevel }
+    package func isTorchActive() throws(TorchError) -> Bool { try status().isTorchActive }
+    package func isTorchAvailable() throws(TorchError) -> Bool { try status().isTorchAvailable }
 
     /// For V4L2 lights, takes the configuration lock of the node they are on;
     /// LED class devices have none.
-    public func lockForConfiguration() throws(TorchError) { try backend.lockForConfiguration() }
-    public func unlockForConfiguration() { backend.unlockForConfiguration() }
+    package func lockForConfiguration() throws(TorchError) { try backend.lockForConfiguration() }
+    package func unlockForConfiguration() { backend.unlockForConfiguration() }
 
     /// Turns the torch on at `level`. A level outside 0…1 (or 0) is refused;
     /// a level above what is currently available is refused with
     /// `.levelUnavailable` and the torch is left as it was; `.maximumAvailable`
     /// takes whatever is available. Answers the level set.
     @discardableResult
-    public func setTorchModeOn(level: TorchLevel) throws(TorchError) -> Double {
+    package func setTorchModeOn(level: TorchLevel) throws(TorchError) -> Double {
         guard isTorchModeSupported(.on) else { throw .modeNotSupported(.on, source.description) }
         if case .level(let value) = level, !(value > 0 && value <= 1) {
             throw .levelOutOfRange(value)
@@ -169,7 +169,7 @@ public final class Torch {
     }
 
     /// Sets the torch mode; `on` takes the maximum available level.
-    public func setTorchMode(_ mode: TorchMode) throws(TorchError) {
+    package func setTorchMode(_ mode: TorchMode) throws(TorchError) {
         switch mode {
         case .off:
             guard hasTorch else { throw .modeNotSupported(.off, source.description) }
@@ -182,7 +182,7 @@ public final class Torch {
     }
 
     /// Fires the flash once (V4L2 software strobe, or the LED's flash_strobe).
-    public func strobeFlash() throws(TorchError) {
+    package func strobeFlash() throws(TorchError) {
         guard hasFlash else { throw .noTorch(source.description, reason: "it has no flash (strobe)") }
         try backend.strobeFlash()
     }

@@ -11,14 +11,14 @@ import Glibc
 ///    of its own.
 ///
 /// The single source of `CaptureDevice.hasTorch` and `hasFlash`, and of `capctl set-torch`.
-public struct TorchDiscovery: Sendable {
+package struct TorchDiscovery: Sendable {
     let v4l2: any V4L2Interface
     let mediaController: any MediaControllerInterface
     let devRoot: String
     let sysfsRoot: String
 
     /// Discovery of this system's lights.
-    public init() {
+    package init() {
         self.init(v4l2: KernelV4L2())
     }
 
@@ -32,7 +32,7 @@ public struct TorchDiscovery: Sendable {
 
     /// The light of the camera at `path`. Throws `.noLightFound` when none of the
     /// sources has one, saying what was looked at.
-    public func torch(forDevice path: String) throws(TorchError) -> Torch {
+    package func torch(forDevice path: String) throws(TorchError) -> Torch {
         try torch(forDevice: path, clock: MonotonicControlClock())
     }
 
@@ -59,13 +59,13 @@ public struct TorchDiscovery: Sendable {
     }
 
     /// The LED class device `name` as a torch (any LED: `input0::capslock` too).
-    public func torch(led name: String) throws(TorchError) -> Torch {
+    package func torch(led name: String) throws(TorchError) -> Torch {
         Torch(backend: try LEDTorch(name: name, sysfsRoot: sysfsRoot))
     }
 
     /// The first light of the system: that of the first of `cameras` with
     /// one of its own, else the first LED class torch or flash.
-    public func defaultTorch(cameras: [String]) throws(TorchError) -> Torch {
+    package func defaultTorch(cameras: [String]) throws(TorchError) -> Torch {
         try defaultTorch(cameras: cameras, clock: MonotonicControlClock())
     }
 
@@ -135,7 +135,7 @@ public struct TorchDiscovery: Sendable {
 
     /// The /dev paths of the flash sub-devices in the media graph that
     /// holds the video node at `path`.
-    public func flashSubdevicePaths(forVideoNode path: String) -> [String] {
+    package func flashSubdevicePaths(forVideoNode path: String) -> [String] {
         guard let videoNumber = mediaController.deviceNumber(of: path) else { return [] }
         var paths: [String] = []
         for media in mediaNodes() {

@@ -5,9 +5,9 @@ import Glibc
 
 /// The real V4L2 interface: ioctls on device nodes, directly or through libv4l2.
 struct KernelV4L2: V4L2Interface {
-    public init() {}
+    init() {}
 
-    public func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node {
+    func open(_ path: String, options: V4L2OpenOptions) throws(SystemCallError) -> any V4L2Node {
         KernelV4L2Node(path: path, descriptor: try V4L2Descriptor.open(path, throughLibv4l2: options.useLibv4l2))
     }
 }

@@ -13,13 +13,13 @@ import Glibc
 /// `droppedByDevice` counts those and the frames missing from the driver's
 /// sequence numbers.
 final class V4L2CaptureSource: CaptureSource, Sendable {
-    public var mediaType: MediaType { .video }
-    public let path: String
-    public let localizedName: String
-    public let modelID: String?
-    public var uniqueID: String { device.uniqueID }
+    var mediaType: MediaType { .video }
+    let path: String
+    let localizedName: String
+    let modelID: String?
+    var uniqueID: String { device.uniqueID }
     /// What was asked for.
-    public let request: CaptureVideoRequest
+    let request: CaptureVideoRequest
 
     private let device: CaptureDevice
     private let state = Locked(State())
@@ -41,12 +41,12 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
     /// Raise the streaming handle to V4L2's record priority when opening,
     /// so no other program changes the camera while it captures (the
     /// driver's half of the configuration lock).
-    public var holdsRecordPriority: Bool {
+    var holdsRecordPriority: Bool {
         get { state.withLock { $0.holdsRecordPriority } }
         set { state.withLock { $0.holdsRecordPriority = newValue } }
     }
 
-    public init(device: CaptureDevice, request: CaptureVideoRequest = CaptureVideoRequest()) {
+    init(device: CaptureDevice, request: CaptureVideoRequest = CaptureVideoRequest()) {
         self.device = device
         self.path = device.path
         self.localizedName = device.localizedName
@@ -57,32 +57,32 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
     deinit { close() }
 
     /// The format frames come in, once `open()` has returned.
-    public var videoFormat: CaptureVideoFormat? { state.withLock { $0.format } }
-    public var audioFormat: CaptureAudioFormat? { nil }
+    var videoFormat: CaptureVideoFormat? { state.withLock { $0.format } }
+    var audioFormat: CaptureAudioFormat? { nil }
     /// The time per frame the driver settled on, once open; nil when it does not say.
-    public var frameDuration: MediaTime? { videoFormat?.frameDuration }
+    var frameDuration: MediaTime? { videoFormat?.frameDuration }
     /// The format, size and interval chosen from what the camera offers, once open.
-    public var formatChoice: VideoFormatChoice? { state.withLock { $0.choice } }
+    var formatChoice: VideoFormatChoice? { state.withLock { $0.choice } }
 
     /// The capturing handle, as a handle for the camera's controls, while
     /// open: with the record priority on it, the one handle the driver takes changes from.
     var captureControlNode: (any V4L2ControlNode)? { state.withLock { $0.queue?.node } as? any V4L2ControlNode }
 
     /// Frames lost by the device: sequence gaps plus skipped frames.
-    public var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
-    public var lossLog: SampleLossLog? { losses }
+    var droppedByDevice: Int { state.withLock { $0.gaps + $0.skipped } }
+    var lossLog: SampleLossLog? { losses }
     private let losses = SampleLossLog()
     /// Frames the driver returned flagged as erroneous or empty, and H.264/HEVC
     /// frames that depended on a lost one (up to the next keyframe): not delivered.
-    public var skippedFrames: Int { state.withLock { $0.skipped } }
+    var skippedFrames: Int { state.withLock { $0.skipped } }
     /// Frames whose driver timestamp could not be true and was replaced: implausible
     /// stamps by the time the frame was dequeued, stamps from before the stream
     /// started (a buffer another reader left) by the stream's start.
-    public var replacedTimestamps: Int { state.withLock { $0.replacedStamps } }
+    var replacedTimestamps: Int { state.withLock { $0.replacedStamps } }
 
     // MARK: Opening
 
-    public func open() throws(CaptureError) {
+    func open() throws(CaptureError) {
         close()
         guard case .v4l2(let v4l2) = device.backend else {
             throw .device(.notACaptureDevice(path, reason: "not a video capture device (it is a microphone)"))
@@ -222,7 +222,7 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
     /// the others (ENOSPC: a USB controller's bandwidth is reserved per
     /// stream when it starts) is refused before anything is recorded.
     /// Frames the driver fills meanwhile wait in its queue for `run`.
-    public func startStreaming() throws(CaptureError) {
+    func startStreaming() throws(CaptureError) {
         guard let queue = state.withLock({ $0.queue }), !queue.isStreaming else { return }
         do {
             try queue.start()
@@ -238,7 +238,7 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
 
     // MARK: Capture loop
 
-    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let opened = state.withLock { state in (state.queue, state.format) }
         guard let queue = opened.0, let format = opened.1 else {
             return .failed(.source(path, reason: "the device is not open"))
@@ -401,7 +401,7 @@ final class V4L2CaptureSource: CaptureSource, Sendable {
 
     /// Stops streaming and releases the device. Frames still held elsewhere
     /// stay readable; their buffers are simply not queued again.
-    public func close() {
+    func close() {
         let queue = state.withLock { state -> V4L2BufferQueue? in
             defer { state.queue = nil }
             return state.queue

@@ -35,10 +35,10 @@ protocol V4L2ControlNode: V4L2Node {
 
 /// A descriptor and the poll(2) events that mean "ready".
 struct PollTarget: Sendable, Hashable {
-    public var descriptor: Int32
-    public var events: Int16
+    var descriptor: Int32
+    var events: Int16
 
-    public init(descriptor: Int32, events: Int16) {
+    init(descriptor: Int32, events: Int16) {
         self.descriptor = descriptor
         self.events = events
     }
@@ -56,29 +56,29 @@ enum V4L2Priority: UInt32, Sendable, CaseIterable {
 
 /// What to subscribe to with VIDIOC_SUBSCRIBE_EVENT.
 struct V4L2EventSubscription: Sendable, Hashable {
-    public var type: UInt32
+    var type: UInt32
     /// The control ID for control events; the input for source changes.
-    public var id: UInt32
-    public var flags: UInt32
+    var id: UInt32
+    var flags: UInt32
 
-    public init(type: UInt32, id: UInt32, flags: UInt32 = 0) {
+    init(type: UInt32, id: UInt32, flags: UInt32 = 0) {
         self.type = type
         self.id = id
         self.flags = flags
     }
 
     /// V4L2_EVENT_CTRL: value, flags or range changes of one control.
-    public static let controlType: UInt32 = 3
+    static let controlType: UInt32 = 3
     /// V4L2_EVENT_SOURCE_CHANGE: the input's resolution or signal changed.
-    public static let sourceChangeType: UInt32 = 5
+    static let sourceChangeType: UInt32 = 5
     /// V4L2_EVENT_SUB_FL_SEND_INITIAL: queue an event with the current state at once.
-    public static let sendInitialFlag: UInt32 = 1
+    static let sendInitialFlag: UInt32 = 1
 
-    public static func control(_ id: UInt32, sendInitial: Bool = false) -> V4L2EventSubscription {
+    static func control(_ id: UInt32, sendInitial: Bool = false) -> V4L2EventSubscription {
         V4L2EventSubscription(type: controlType, id: id, flags: sendInitial ? sendInitialFlag : 0)
     }
 
-    public static func sourceChange(input: UInt32 = 0) -> V4L2EventSubscription {
+    static func sourceChange(input: UInt32 = 0) -> V4L2EventSubscription {
         V4L2EventSubscription(type: sourceChangeType, id: input)
     }
 }
@@ -93,10 +93,10 @@ enum V4L2Event: Sendable, Hashable {
     /// Any other event type.
     case other(type: UInt32, id: UInt32)
 
-    public static let valueChanged: UInt32 = 1
-    public static let flagsChanged: UInt32 = 2
-    public static let rangeChanged: UInt32 = 4
-    public static let resolutionChanged: UInt32 = 1
+    static let valueChanged: UInt32 = 1
+    static let flagsChanged: UInt32 = 2
+    static let rangeChanged: UInt32 = 4
+    static let resolutionChanged: UInt32 = 1
 }
 
 /// Opens a node for configuration through any V4L2 interface. Interfaces

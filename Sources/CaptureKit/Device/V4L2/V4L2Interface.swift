@@ -9,9 +9,9 @@ protocol V4L2Interface: Sendable {
 /// How to open a node.
 struct V4L2OpenOptions: Sendable, Hashable {
     /// Route requests through libv4l2, which adds formats it can convert to.
-    public var useLibv4l2: Bool
+    var useLibv4l2: Bool
 
-    public init(useLibv4l2: Bool = false) {
+    init(useLibv4l2: Bool = false) {
         self.useLibv4l2 = useLibv4l2
     }
 }
@@ -41,16 +41,16 @@ protocol V4L2Node: AnyObject {
 
 /// The reply to VIDIOC_QUERYCAP.
 struct V4L2Capability: Sendable, Hashable {
-    public var driver: String
-    public var card: String
-    public var busInfo: String
-    public var version: UInt32
+    var driver: String
+    var card: String
+    var busInfo: String
+    var version: UInt32
     /// Capabilities of the whole physical device.
-    public var capabilities: UInt32
+    var capabilities: UInt32
     /// Capabilities of this node, when the driver reports them (V4L2_CAP_DEVICE_CAPS).
-    public var deviceCaps: UInt32
+    var deviceCaps: UInt32
 
-    public init(driver: String, card: String, busInfo: String, version: UInt32 = 0, capabilities: UInt32, deviceCaps: UInt32) {
+    init(driver: String, card: String, busInfo: String, version: UInt32 = 0, capabilities: UInt32, deviceCaps: UInt32) {
         self.driver = driver
         self.card = card
         self.busInfo = busInfo
@@ -66,18 +66,18 @@ struct V4L2Capability: Sendable, Hashable {
     static let streaming: UInt32 = 0x0400_0000
 
     /// The capabilities of this node: `deviceCaps` where the driver fills it in, else the device's.
-    public var nodeCapabilities: UInt32 {
+    var nodeCapabilities: UInt32 {
         capabilities & V4L2Capability.hasDeviceCaps != 0 ? deviceCaps : capabilities
     }
 
     /// Whether this node captures video (single- or multi-planar).
-    public var isVideoCapture: Bool {
+    var isVideoCapture: Bool {
         nodeCapabilities & (V4L2Capability.videoCapture | V4L2Capability.videoCaptureMultiplanar) != 0
     }
 
     /// What kind of node this is, in words for messages ("video output",
     /// "metadata capture"); modifiers such as tuner or streaming are left out.
-    public var capabilityNames: [String] {
+    var capabilityNames: [String] {
         let names: [(UInt32, String)] = [
             (0x0000_0001, "video capture"), (0x0000_1000, "video capture (multi-planar)"),
             (0x0000_0002, "video output"), (0x0000_2000, "video output (multi-planar)"),
@@ -93,11 +93,11 @@ struct V4L2Capability: Sendable, Hashable {
 
 /// The reply to VIDIOC_ENUM_FMT.
 struct V4L2FormatDescription: Sendable, Hashable {
-    public var pixelFormat: UInt32
-    public var flags: UInt32
-    public var description: String
+    var pixelFormat: UInt32
+    var flags: UInt32
+    var description: String
 
-    public init(pixelFormat: UInt32, flags: UInt32, description: String) {
+    init(pixelFormat: UInt32, flags: UInt32, description: String) {
         self.pixelFormat = pixelFormat
         self.flags = flags
         self.description = description
@@ -123,16 +123,16 @@ enum V4L2FrameIntervalReply: Sendable, Hashable {
 
 /// The reply to VIDIOC_QUERY_EXT_CTRL.
 struct V4L2ControlDescription: Sendable, Hashable {
-    public var id: UInt32
-    public var type: UInt32
-    public var name: String
-    public var minimum: Int64
-    public var maximum: Int64
-    public var step: UInt64
-    public var defaultValue: Int64
-    public var flags: UInt32
+    var id: UInt32
+    var type: UInt32
+    var name: String
+    var minimum: Int64
+    var maximum: Int64
+    var step: UInt64
+    var defaultValue: Int64
+    var flags: UInt32
 
-    public init(id: UInt32, type: UInt32, name: String, minimum: Int64, maximum: Int64, step: UInt64, defaultValue: Int64, flags: UInt32) {
+    init(id: UInt32, type: UInt32, name: String, minimum: Int64, maximum: Int64, step: UInt64, defaultValue: Int64, flags: UInt32) {
         self.id = id
         self.type = type
         self.name = name
@@ -144,16 +144,16 @@ struct V4L2ControlDescription: Sendable, Hashable {
     }
 
     /// V4L2_CTRL_FLAG_DISABLED: the control is there but permanently unusable.
-    public var isDisabled: Bool { flags & 0x0001 != 0 }
+    var isDisabled: Bool { flags & 0x0001 != 0 }
 }
 
 /// The reply to VIDIOC_G_FMT for capture buffers.
 struct V4L2CurrentFormat: Sendable, Hashable {
-    public var pixelFormat: UInt32
-    public var width: UInt32
-    public var height: UInt32
+    var pixelFormat: UInt32
+    var width: UInt32
+    var height: UInt32
 
-    public init(pixelFormat: UInt32, width: UInt32, height: UInt32) {
+    init(pixelFormat: UInt32, width: UInt32, height: UInt32) {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height

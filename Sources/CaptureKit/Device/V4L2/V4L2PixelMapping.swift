@@ -4,44 +4,44 @@
 enum V4L2PixelMapping {
     /// The libavutil pixel format whose memory layout equals the fourcc's,
     /// or nil when there is none (compressed, Bayer, or unknown formats).
-    public static func pixelFormat(for fourcc: FourCC) -> PixelFormat? {
+    static func pixelFormat(for fourcc: FourCC) -> PixelFormat? {
         guard let name = pixelFormatNames[fourcc.code] else { return nil }
         return PixelFormat(name: name)
     }
 
     /// The libavutil name of `pixelFormat(for:)`, without asking libavutil.
-    public static func pixelFormatName(for fourcc: FourCC) -> String? {
+    static func pixelFormatName(for fourcc: FourCC) -> String? {
         pixelFormatNames[fourcc.code]
     }
 
     /// The libavcodec decoder name for a compressed fourcc (`mjpeg`, `h264` …).
-    public static func codecName(for fourcc: FourCC) -> String? {
+    static func codecName(for fourcc: FourCC) -> String? {
         codecNames[fourcc.code]
     }
 
     /// Whether the fourcc is an 8-bit Bayer mosaic, which libv4l2 converts
     /// to RGB or YUV.
-    public static func isBayer(_ fourcc: FourCC) -> Bool {
+    static func isBayer(_ fourcc: FourCC) -> Bool {
         bayer.contains(fourcc.code)
     }
 
     /// Whether the fourcc is usable only through libv4l2's conversion: Bayer
     /// mosaics, and YV12, whose chroma planes come in the order (V, U) that
     /// no libavutil format has.
-    public static func needsConversion(_ fourcc: FourCC) -> Bool {
+    static func needsConversion(_ fourcc: FourCC) -> Bool {
         bayer.contains(fourcc.code) || fourcc == code("YV12")
     }
 
     /// Whether frames in the fourcc can be handed on as they come: an
     /// uncompressed layout libswscale reads, or a codec libavcodec decodes.
-    public static func isReadable(_ fourcc: FourCC) -> Bool {
+    static func isReadable(_ fourcc: FourCC) -> Bool {
         if codecNames[fourcc.code] != nil { return true }
         guard let format = pixelFormat(for: fourcc) else { return false }
         return format.isConvertible(asInput: true)
     }
 
     /// What libv4l2 is asked to convert an unreadable format to.
-    public static let conversionTarget = code("RGB3")
+    static let conversionTarget = code("RGB3")
 
     private static func code(_ text: String) -> FourCC {
         // Every literal in this file is a fourcc as printed ("YUYV", "Y16 -BE").
@@ -50,12 +50,12 @@ enum V4L2PixelMapping {
 
     /// The fourcc whose memory layout equals a libavutil pixel format (the
     /// first in V4L2's list where several do), or nil when V4L2 has none.
-    public static func fourcc(for format: PixelFormat) -> FourCC? {
+    static func fourcc(for format: PixelFormat) -> FourCC? {
         pixelFormatPairs.first { $0.1 == format.name }.map { code($0.0) }
     }
 
     /// The fourcc of a libavcodec codec (`MJPG` for mjpeg), or nil.
-    public static func fourcc(forCodec name: String) -> FourCC? {
+    static func fourcc(forCodec name: String) -> FourCC? {
         codecPairs.first { $0.1 == name }.map { code($0.0) }
     }
 

@@ -59,16 +59,16 @@ protocol V4L2StreamingNode: V4L2Node, Sendable {
 /// VIDIOC_S_FMT sets and VIDIOC_G_FMT reads.
 struct V4L2CaptureFormat: Sendable, Hashable {
     /// The fourcc code.
-    public var pixelFormat: UInt32
+    var pixelFormat: UInt32
     /// The frame size in pixels.
-    public var width: UInt32
-    public var height: UInt32
+    var width: UInt32
+    var height: UInt32
     /// Bytes from one row to the next; 0 for compressed formats.
-    public var bytesPerLine: UInt32
+    var bytesPerLine: UInt32
     /// The largest frame in bytes.
-    public var sizeImage: UInt32
+    var sizeImage: UInt32
 
-    public init(pixelFormat: UInt32, width: UInt32, height: UInt32, bytesPerLine: UInt32 = 0, sizeImage: UInt32 = 0) {
+    init(pixelFormat: UInt32, width: UInt32, height: UInt32, bytesPerLine: UInt32 = 0, sizeImage: UInt32 = 0) {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
@@ -80,13 +80,13 @@ struct V4L2CaptureFormat: Sendable, Hashable {
 /// Where a driver's buffer is mapped from: VIDIOC_QUERYBUF's reply.
 struct V4L2BufferLocation: Sendable, Hashable {
     /// Which of the driver's buffers it is.
-    public var index: UInt32
+    var index: UInt32
     /// The offset to pass to mmap.
-    public var offset: UInt32
+    var offset: UInt32
     /// Its size in bytes.
-    public var length: Int
+    var length: Int
 
-    public init(index: UInt32, offset: UInt32, length: Int) {
+    init(index: UInt32, offset: UInt32, length: Int) {
         self.index = index
         self.offset = offset
         self.length = length
@@ -96,21 +96,21 @@ struct V4L2BufferLocation: Sendable, Hashable {
 /// A dequeued capture buffer: what VIDIOC_DQBUF said about it.
 struct V4L2DequeuedBuffer: Sendable, Hashable {
     /// Which of the driver's buffers it is.
-    public var index: Int
+    var index: Int
     /// How many bytes of it the driver filled (BYTESUSED).
-    public var bytesUsed: Int
+    var bytesUsed: Int
     /// `v4l2_buffer.flags`: keyframe, error, the timestamp's clock (V4L2BufferFlags, V4L2TimestampClock).
-    public var flags: UInt32
+    var flags: UInt32
     /// The driver's frame counter; gaps are frames it dropped.
-    public var sequence: UInt32
+    var sequence: UInt32
     /// The driver's stamp in nanoseconds, on the clock `flags` names.
-    public var timestamp: Int64
+    var timestamp: Int64
     /// Set by the buffer queue: the driver handed back a buffer the reader
     /// had not queued (v4l2loopback's writer reuses buffers a reader still
     /// holds), so its bytes may be changing under whoever holds it.
     var wasNotQueued = false
 
-    public init(index: Int, bytesUsed: Int, flags: UInt32, sequence: UInt32, timestamp: Int64) {
+    init(index: Int, bytesUsed: Int, flags: UInt32, sequence: UInt32, timestamp: Int64) {
         self.index = index
         self.bytesUsed = bytesUsed
         self.flags = flags

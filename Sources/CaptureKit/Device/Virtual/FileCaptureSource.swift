@@ -20,21 +20,21 @@ import Glibc
 /// capture with `.endOfInput`; to replay it again, close and open the
 /// source, which starts from the beginning.
 final class FileCaptureSource: CaptureSource, Sendable {
-    public let mediaType = MediaType.video
+    let mediaType = MediaType.video
     /// The file, as given.
-    public let path: String
-    public let localizedName: String
+    let path: String
+    let localizedName: String
     /// The container's name, once open (`YUV4MPEG pipe`, `QuickTime / MOV` …).
-    public var modelID: String? { state.withLock { $0.modelID } }
-    public var videoFormat: CaptureVideoFormat? { state.withLock { $0.videoFormat } }
-    public let audioFormat: CaptureAudioFormat? = nil
-    public let request: CaptureVideoRequest
-    public let realtime: Bool
+    var modelID: String? { state.withLock { $0.modelID } }
+    var videoFormat: CaptureVideoFormat? { state.withLock { $0.videoFormat } }
+    let audioFormat: CaptureAudioFormat? = nil
+    let request: CaptureVideoRequest
+    let realtime: Bool
     /// A file loses no frames.
-    public let droppedByDevice = 0
+    let droppedByDevice = 0
 
     /// The frame rate of a track that states none.
-    public static let defaultFramesPerSecond = 25.0
+    static let defaultFramesPerSecond = 25.0
 
     /// How a file's frames are read and handed on.
     private enum Delivery {
@@ -81,7 +81,7 @@ final class FileCaptureSource: CaptureSource, Sendable {
     /// A source replaying `path`. A request may only ask for what the file
     /// has: its frame size, its pixel format or codec (a libavutil name, a
     /// fourcc such as YUYV or MJPG, or a codec name), its frame rate.
-    public init(path: String, request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
+    init(path: String, request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
         self.path = path
         self.request = request
         self.realtime = realtime
@@ -92,7 +92,7 @@ final class FileCaptureSource: CaptureSource, Sendable {
 
     // MARK: Opening
 
-    public func open() throws(CaptureError) {
+    func open() throws(CaptureError) {
         let file: MediaFile
         do { file = try MediaFile(path: path) } catch { throw Self.captureError(error, path: path) }
         let streams = file.streams
@@ -218,7 +218,7 @@ final class FileCaptureSource: CaptureSource, Sendable {
         }
     }
 
-    public func close() {
+    func close() {
         state.withLock { state in
             state.delivery = nil
             state.file = nil
@@ -228,7 +228,7 @@ final class FileCaptureSource: CaptureSource, Sendable {
 
     // MARK: Capture
 
-    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let opened = state.current
         guard let file = opened.file, let delivery = opened.delivery, let format = opened.videoFormat else {
             return .failed(.source(path, reason: "the source is not open"))
@@ -340,7 +340,7 @@ final class FileCaptureSource: CaptureSource, Sendable {
     /// queue, half of those that may be out, before its thread is woken;
     /// anything else wakes it for each frame (raw frames: too few may be
     /// out; in real time: frames are due one by one).
-    public var samplesPerWakeup: Int {
+    var samplesPerWakeup: Int {
         guard !realtime, state.withLock({ Self.deliversCompressedFrames($0.delivery) }) else { return 1 }
         return Self.compressedLentLimit / 2
     }

@@ -12,28 +12,28 @@
 /// `droppedByDevice`, leaving a gap in `sequence`); one that is not real
 /// time waits for a buffer instead.
 final class TestPatternSource: CaptureSource, Sendable {
-    public let mediaType = MediaType.video
-    public let path: String
-    public let localizedName: String
-    public let modelID: String? = nil
+    let mediaType = MediaType.video
+    let path: String
+    let localizedName: String
+    let modelID: String? = nil
     /// The format settled by `open()`.
-    public var videoFormat: CaptureVideoFormat? { settled.withLock { $0.format } }
-    public let audioFormat: CaptureAudioFormat? = nil
+    var videoFormat: CaptureVideoFormat? { settled.withLock { $0.format } }
+    let audioFormat: CaptureAudioFormat? = nil
     /// What was asked for.
-    public let request: CaptureVideoRequest
+    let request: CaptureVideoRequest
     /// Whether frames are paced in real time.
-    public let realtime: Bool
+    let realtime: Bool
 
     /// The size without a request or preset that says otherwise.
-    public static let defaultSize = (width: 640, height: 480)
+    static let defaultSize = (width: 640, height: 480)
     /// The size of the `high` and `photo` presets.
-    public static let largestSize = (width: 1920, height: 1080)
-    public static let defaultFramesPerSecond = 30.0
+    static let largestSize = (width: 1920, height: 1080)
+    static let defaultFramesPerSecond = 30.0
     /// The rates it runs at: one frame every 10 s to 1000 a second.
-    public static let framesPerSecondRange = 0.1...1000.0
+    static let framesPerSecondRange = 0.1...1000.0
     /// The smallest and largest frame sizes it draws.
-    public static let minimumSize = (width: 16, height: 16)
-    public static let maximumSize = (width: 7680, height: 4320)
+    static let minimumSize = (width: 16, height: 16)
+    static let maximumSize = (width: 7680, height: 4320)
     /// Buffers the pool makes at most: frames the consumer can hold at once.
     static let poolLimit = 16
 
@@ -55,17 +55,17 @@ final class TestPatternSource: CaptureSource, Sendable {
     /// `photo` give 1920x1080), else 640x480; its rate, else 30 fps; its
     /// pixel format (a libavutil name, or the fourcc YU12, NV12, YUYV or
     /// RGB3), else yuv420p.
-    public init(request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
+    init(request: CaptureVideoRequest = CaptureVideoRequest(), realtime: Bool = true) {
         self.request = request
         self.realtime = realtime
         path = VirtualDevice.testPattern.specifier
         localizedName = VirtualDevice.testPattern.localizedName
     }
 
-    public var droppedByDevice: Int { losses.total }
-    public var lossLog: SampleLossLog? { losses }
+    var droppedByDevice: Int { losses.total }
+    var lossLog: SampleLossLog? { losses }
 
-    public func open() throws(CaptureError) {
+    func open() throws(CaptureError) {
         let size = try Self.size(for: request, device: path)
         let rate = request.framesPerSecond ?? Self.defaultFramesPerSecond
         guard rate.isFinite, Self.framesPerSecondRange.contains(rate) else {
@@ -110,7 +110,7 @@ final class TestPatternSource: CaptureSource, Sendable {
         return size
     }
 
-    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let opened = settled.current
         guard let renderer = opened.renderer, let pool = opened.pool, let format = opened.format else {
             return .failed(.unsupported(path, reason: "the source is not open"))
@@ -149,7 +149,7 @@ final class TestPatternSource: CaptureSource, Sendable {
     /// Sample buffers made so far: stays small, however many samples were delivered.
     var allocatedBuffers: Int { settled.withLock { $0.pool }?.allocatedCount ?? 0 }
 
-    public func close() {
+    func close() {
         settled.withLock { state in
             state.renderer = nil
             state.pool = nil

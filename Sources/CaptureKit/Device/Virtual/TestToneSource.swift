@@ -15,32 +15,32 @@ import Glibc
 /// the time of its last frame has come, as a sound card delivers it;
 /// otherwise buffers come as fast as they are computed.
 final class TestToneSource: CaptureSource, Sendable {
-    public let mediaType = MediaType.audio
-    public let path: String
-    public let localizedName: String
-    public let modelID: String? = nil
-    public let videoFormat: CaptureVideoFormat? = nil
+    let mediaType = MediaType.audio
+    let path: String
+    let localizedName: String
+    let modelID: String? = nil
+    let videoFormat: CaptureVideoFormat? = nil
     /// The format settled by `open()`.
-    public var audioFormat: CaptureAudioFormat? { settled.withLock { $0.format } }
+    var audioFormat: CaptureAudioFormat? { settled.withLock { $0.format } }
     /// The tone's frequency in hertz.
-    public let frequency: Double
+    let frequency: Double
     /// Its peak level in dBFS (−∞: silence).
-    public let level: Double
+    let level: Double
     /// The seconds of silence before it begins.
-    public let delay: Double
+    let delay: Double
     /// Its peak as a signed 16-bit value.
     let amplitude: Double
-    public let request: CaptureAudioRequest
-    public let realtime: Bool
+    let request: CaptureAudioRequest
+    let realtime: Bool
 
-    public static let defaultSampleRate = 48000
-    public static let defaultChannels = 2
+    static let defaultSampleRate = 48000
+    static let defaultChannels = 2
     /// The sample rates a tone may be made at (those that `isMade(atRate:)` also takes).
-    public static let sampleRateRange = 8000...192000
+    static let sampleRateRange = 8000...192000
     /// The channel counts it has.
-    public static let channelRange = 1...2
+    static let channelRange = 1...2
     /// The default tone's peak: −6 dBFS of a signed 16-bit sample.
-    public static let defaultAmplitude = amplitude(level: VirtualDevice.defaultToneLevel)
+    static let defaultAmplitude = amplitude(level: VirtualDevice.defaultToneLevel)
 
     /// The peak of a tone at `level` dBFS (at most full scale, 32767; 0 for −∞).
     static func amplitude(level: Double) -> Double {
@@ -64,7 +64,7 @@ final class TestToneSource: CaptureSource, Sendable {
     /// A tone of `frequency` hertz whose peak is `level` dBFS (−∞ for
     /// silence), after `delay` seconds of silence, at the request's rate
     /// (8000 to 192000 Hz, else 48000) and channel count (1 or 2, else 2).
-    public init(frequency: Double = VirtualDevice.defaultToneFrequency, level: Double = VirtualDevice.defaultToneLevel, delay: Double = 0,
+    init(frequency: Double = VirtualDevice.defaultToneFrequency, level: Double = VirtualDevice.defaultToneLevel, delay: Double = 0,
                 request: CaptureAudioRequest = CaptureAudioRequest(), realtime: Bool = true) {
         self.frequency = frequency
         self.level = level
@@ -78,10 +78,10 @@ final class TestToneSource: CaptureSource, Sendable {
     }
 
     /// Audio frames lost because the consumer held every buffer.
-    public var droppedByDevice: Int { losses.total }
-    public var lossLog: SampleLossLog? { losses }
+    var droppedByDevice: Int { losses.total }
+    var lossLog: SampleLossLog? { losses }
 
-    public func open() throws(CaptureError) {
+    func open() throws(CaptureError) {
         let rate = request.sampleRate ?? Self.defaultSampleRate
         let channels = request.channels ?? Self.defaultChannels
         guard Self.isMade(atRate: rate) else {
@@ -98,16 +98,16 @@ final class TestToneSource: CaptureSource, Sendable {
     }
 
     /// Whether a tone is made at `rate`: in `sampleRateRange`, in whole 20 ms buffers.
-    public static func isMade(atRate rate: Int) -> Bool {
+    static func isMade(atRate rate: Int) -> Bool {
         sampleRateRange.contains(rate) && rate % buffersPerSecond == 0
     }
 
     /// Whether this tone can be sampled at `rate`: made at it, and below its Nyquist frequency.
-    public func canBeSampled(atRate rate: Int) -> Bool {
+    func canBeSampled(atRate rate: Int) -> Bool {
         Self.isMade(atRate: rate) && frequency < Double(rate) / 2
     }
 
-    public func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
+    func run(stop: CaptureStopSignal, deliver: (SampleBuffer) -> Void) -> CaptureEnd {
         let opened = settled.withLock { $0 }
         guard let pool = opened.pool, let format = opened.format else { return .failed(.unsupported(path, reason: "the source is not open")) }
         let rate = format.sampleRate
@@ -160,7 +160,7 @@ final class TestToneSource: CaptureSource, Sendable {
     /// Sample buffers made so far: stays small, however many samples were delivered.
     var allocatedBuffers: Int { settled.withLock { $0.pool }?.allocatedCount ?? 0 }
 
-    public func close() {
+    func close() {
         settled.withLock { $0.pool = nil }
     }
 }

@@ -101,7 +101,7 @@ public enum VirtualDevice: Sendable, Hashable {
     /// A capture source for the device: `video` applies to the test pattern
     /// and files, `audio` to the tone. With `realtime` false, samples come
     /// as fast as they are made, stamped as in real time.
-    public func makeSource(video: CaptureVideoRequest = CaptureVideoRequest(), audio: CaptureAudioRequest = CaptureAudioRequest(),
+    package func makeSource(video: CaptureVideoRequest = CaptureVideoRequest(), audio: CaptureAudioRequest = CaptureAudioRequest(),
                            realtime: Bool = true) -> any CaptureSource {
         switch self {
         case .testPattern: return TestPatternSource(request: video, realtime: realtime)

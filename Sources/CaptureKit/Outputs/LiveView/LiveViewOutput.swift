@@ -12,7 +12,7 @@ import Synchronization
 /// a viewer: a busy view skips frames, a slow viewer misses pictures (both
 /// counted in `statistics`). `snapshot(of:settings:timeout:)` answers one
 /// picture: the newest a running view made, or the camera's next frame.
-public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
+package final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: restated from CaptureOutput; the views, inputs and limit are guarded by `state`.
 
     private struct State {
@@ -32,26 +32,26 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     }
     private let state = Mutex(State())
 
-    public override init() { super.init() }
+    package override init() { super.init() }
 
-    public override var connectedMediaTypes: Set<MediaType> { [.video] }
+    package override var connectedMediaTypes: Set<MediaType> { [.video] }
 
     /// Viewers at once, over every view, at most (default 64); more are
     /// refused with `LiveViewError.tooManyViewers`. Snapshots do not count.
-    public var maximumViewerCount: Int {
+    package var maximumViewerCount: Int {
         get { state.withLock { $0.maximumViewers } }
         set { state.withLock { $0.maximumViewers = max(0, newValue) } }
     }
 
     /// Viewers watching now, over every view.
-    public var viewerCount: Int {
+    package var viewerCount: Int {
         state.withLock { Array($0.views.values) }.reduce(0) { $0 + $1.viewerCount }
     }
 
     /// A new viewer of `camera` (one of the running session's inputs) at
     /// `settings`: it shares the view of every viewer asking the same.
     /// `close()` it when done.
-    public func view(of camera: CaptureInput, settings: LiveViewSettings = LiveViewSettings()) throws(LiveViewError) -> LiveViewer {
+    package func view(of camera: CaptureInput, settings: LiveViewSettings = LiveViewSettings()) throws(LiveViewError) -> LiveViewer {
         try viewer(of: camera, settings: settings, counted: true)
     }
 
@@ -59,7 +59,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     /// size and quality if it is less than a second old, else the picture
     /// of the camera's next frame (waiting up to `timeout` for it). Unlike a
     /// photo, it takes no still capture: it is what a viewer would see.
-    public func snapshot(of camera: CaptureInput, settings: LiveViewSettings = LiveViewSettings(),
+    package func snapshot(of camera: CaptureInput, settings: LiveViewSettings = LiveViewSettings(),
                          timeout: Duration = .seconds(5)) async throws(LiveViewError) -> LiveViewFrame {
         var still = settings
         still.frameRate = nil
@@ -88,7 +88,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Every view being watched now, and what it has done.
-    public var statistics: [LiveViewStatistics] {
+    package var statistics: [LiveViewStatistics] {
         let views = state.withLock { Array($0.views.values) }
         return views.map { view in
             view.statistics(cameraName: view.camera.source.localizedName, devicePath: view.camera.source.path)
@@ -97,7 +97,7 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
 
     /// What the views of each camera of the session did since the output
     /// began, those that ended included, in the inputs' order (cameras only).
-    public var totals: [LiveViewTotals] {
+    package var totals: [LiveViewTotals] {
         let (inputs, views, ended) = state.withLock { ($0.inputs, Array($0.views.values), $0.ended) }
         var totals = ended
         for view in views {
@@ -193,20 +193,20 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: CaptureOutput
 
-    public override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
+    package override func sessionWillStartRunning(inputs: [CaptureInput]) throws(CaptureError) {
         state.withLock { state in
             state.inputs = inputs
             state.running = true
         }
     }
 
-    public override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
+    package override func sessionDidChangeInputs(_ inputs: [CaptureInput]) {
         state.withLock { $0.inputs = inputs }
         let present = Set(inputs.map(ObjectIdentifier.init))
         stopViews { !present.contains($0.key.camera) }
     }
 
-    public override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
+    package override func capture(_ sample: SampleBuffer, from input: CaptureInput) {
         guard case .video(let video) = sample else { return }
         let camera = ObjectIdentifier(input)
         // Every frame of every camera comes here: with no one watching, nothing is made (not even an empty array).
@@ -216,12 +216,12 @@ public final class LiveViewOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// A camera that ended (lost, end of its file) ends its views: their viewers' `next()` answers nil.
-    public override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
+    package override func input(_ input: CaptureInput, didEnd end: CaptureEnd) {
         let camera = ObjectIdentifier(input)
         stopViews { $0.key.camera == camera }
     }
 
-    public override func sessionDidStopRunning() {
+    package override func sessionDidStopRunning() {
         state.withLock { $0.running = false }
         stopViews { _ in true }
     }

@@ -1,24 +1,24 @@
 /// What a live view shows: a camera's picture at a size and rate, as JPEG.
 /// Views asked with the same settings of the same camera are one view: its
 /// frames are encoded once and handed to every viewer.
-public struct LiveViewSettings: Sendable, Hashable {
+package struct LiveViewSettings: Sendable, Hashable {
     /// The picture's width; nil: the camera's. Without `height`, the height
     /// follows from the camera's aspect ratio (rounded to an even number).
-    public var width: Int?
+    package var width: Int?
     /// The picture's height; nil: from `width` and the camera's aspect ratio.
-    public var height: Int?
+    package var height: Int?
     /// Frames per second; nil, or more than the camera gives: every frame.
-    public var frameRate: Double?
+    package var frameRate: Double?
     /// JPEG quality, 1 (smallest) to 100 (best); a camera's own MJPEG passed
     /// through keeps the camera's.
-    public var quality: Int
+    package var quality: Int
 
     /// The largest side a view may ask for.
-    public static let maximumSide = 8192
+    package static let maximumSide = 8192
     /// The lowest rate a view may ask for (one frame a minute).
-    public static let minimumFrameRate = 1.0 / 60
+    package static let minimumFrameRate = 1.0 / 60
 
-    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil, quality: Int = 75) {
+    package init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil, quality: Int = 75) {
         self.width = width
         self.height = height
         self.frameRate = frameRate
@@ -27,56 +27,56 @@ public struct LiveViewSettings: Sendable, Hashable {
 }
 
 /// One JPEG picture of a live view.
-public struct LiveViewFrame: Sendable {
+package struct LiveViewFrame: Sendable {
     /// The JPEG file's bytes (shared by every viewer of the view).
-    public let jpeg: [UInt8]
-    public let width: Int
-    public let height: Int
+    package let jpeg: [UInt8]
+    package let width: Int
+    package let height: Int
     /// When its frame was captured, on the session's monotonic clock (`MonotonicClock`).
-    public let captureTime: MediaTime
+    package let captureTime: MediaTime
     /// The frame's number in the camera's stream (`VideoSampleBuffer.sequence`).
-    public let sequence: UInt64
+    package let sequence: UInt64
 }
 
 /// What a live view has done so far.
-public struct LiveViewStatistics: Sendable, Hashable {
+package struct LiveViewStatistics: Sendable, Hashable {
     /// The camera, by its place among the session's inputs (from 0).
-    public var cameraIndex: Int
+    package var cameraIndex: Int
     /// The camera's name (`CaptureSource.localizedName`) and device path.
-    public var cameraName: String
-    public var devicePath: String
-    public var width: Int
-    public var height: Int
+    package var cameraName: String
+    package var devicePath: String
+    package var width: Int
+    package var height: Int
     /// Its rate; nil: every frame of the camera.
-    public var frameRate: Double?
-    public var quality: Int
+    package var frameRate: Double?
+    package var quality: Int
     /// Whether the camera's own JPEG frames are handed on as they are.
-    public var passesThrough: Bool
+    package var passesThrough: Bool
     /// Viewers watching now.
-    public var viewers: Int
+    package var viewers: Int
     /// Pictures made (encoded, or passed through) since the view began.
-    public var framesMade: Int
+    package var framesMade: Int
     /// Frames the view's encoder was too busy to take (the camera went on).
-    public var framesSkipped: Int
+    package var framesSkipped: Int
     /// Pictures handed to viewers, and their bytes, counted per viewer, since the view began.
-    public var framesDelivered: Int
-    public var bytesDelivered: Int
+    package var framesDelivered: Int
+    package var bytesDelivered: Int
     /// Pictures a viewer did not take before a newer one replaced it, counted per viewer.
-    public var framesDropped: Int
+    package var framesDropped: Int
 }
 
 /// What every view of one camera has done since the output began, the
 /// views that ended included: counters that only grow.
-public struct LiveViewTotals: Sendable, Hashable {
+package struct LiveViewTotals: Sendable, Hashable {
     /// The camera, by its place among the session's inputs (from 0).
-    public var cameraIndex: Int
-    public var framesMade = 0
-    public var framesSkipped = 0
-    public var framesDelivered = 0
-    public var bytesDelivered = 0
-    public var framesDropped = 0
+    package var cameraIndex: Int
+    package var framesMade = 0
+    package var framesSkipped = 0
+    package var framesDelivered = 0
+    package var bytesDelivered = 0
+    package var framesDropped = 0
 
-    public init(cameraIndex: Int) {
+    package init(cameraIndex: Int) {
         self.cameraIndex = cameraIndex
     }
 
@@ -91,7 +91,7 @@ public struct LiveViewTotals: Sendable, Hashable {
 }
 
 /// Why a view could not be had.
-public enum LiveViewError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum LiveViewError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The input is not one of the session's cameras.
     case notACamera
     /// The settings cannot make a picture (a size of 0, beyond
@@ -106,7 +106,7 @@ public enum LiveViewError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The camera's frames could not be decoded, scaled or encoded.
     case encodingFailed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notACamera: return "not a camera of the session"
         case .invalidSettings(let reason): return reason

@@ -5,7 +5,7 @@ import Synchronization
 /// take them misses some (`droppedFrameCount`): it holds only the newest,
 /// so it never holds back the camera, recordings or the other viewers.
 /// `close()` ends its watching (the view holds its viewers until then).
-public final class LiveViewer: Sendable {
+package final class LiveViewer: Sendable {
     private struct Mailbox {
         var pending: LiveViewFrame?
         var waiter: CheckedContinuation<LiveViewFrame?, Never>?
@@ -19,9 +19,9 @@ public final class LiveViewer: Sendable {
     private let view: LiveView
 
     /// The size and rate of its pictures.
-    public let width: Int
-    public let height: Int
-    public let frameRate: Double?
+    package let width: Int
+    package let height: Int
+    package let frameRate: Double?
 
     init(view: LiveView) {
         self.view = view
@@ -33,7 +33,7 @@ public final class LiveViewer: Sendable {
     /// The next picture: the newest the view made since the last one was
     /// taken, waiting for it if there is none yet; nil once the viewer is
     /// closed, the session stops, or the calling task is cancelled.
-    public func next() async -> LiveViewFrame? {
+    package func next() async -> LiveViewFrame? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<LiveViewFrame?, Never>) in
                 let ready = mailbox.withLock { box -> LiveViewFrame?? in
@@ -61,14 +61,14 @@ public final class LiveViewer: Sendable {
     }
 
     /// Pictures taken with `next()`, and their bytes.
-    public var deliveredFrameCount: Int { mailbox.withLock { $0.delivered } }
-    public var deliveredByteCount: Int { mailbox.withLock { $0.bytes } }
+    package var deliveredFrameCount: Int { mailbox.withLock { $0.delivered } }
+    package var deliveredByteCount: Int { mailbox.withLock { $0.bytes } }
     /// Pictures replaced by a newer one before this viewer took them.
-    public var droppedFrameCount: Int { mailbox.withLock { $0.dropped } }
+    package var droppedFrameCount: Int { mailbox.withLock { $0.dropped } }
 
     /// Stops watching: `next()` answers nil from now on, and the view stops
     /// encoding once its last viewer has gone.
-    public func close() {
+    package func close() {
         finish()
         view.remove(self)
     }

@@ -59,17 +59,17 @@ public protocol PhotoFlashDevice: AnyObject {
 
 /// A camera's light as a photo flash: the V4L2 flash strobe when there is
 /// one, else the torch on at full available level for the frame.
-public final class TorchPhotoFlash: PhotoFlashDevice {
-    public let torch: Torch
+package final class TorchPhotoFlash: PhotoFlashDevice {
+    package let torch: Torch
     private var torchOn = false
 
     /// Fails when the light can neither strobe nor stay on.
-    public init(torch: Torch) throws(PhotoError) {
+    package init(torch: Torch) throws(PhotoError) {
         guard torch.hasFlash || torch.hasTorch else { throw .flash("\(torch.source): the light can neither flash nor stay on") }
         self.torch = torch
     }
 
-    public func fire() throws(PhotoError) {
+    package func fire() throws(PhotoError) {
         do {
             if torch.hasFlash {
                 try torch.strobeFlash()
@@ -82,7 +82,7 @@ public final class TorchPhotoFlash: PhotoFlashDevice {
         }
     }
 
-    public func extinguish() {
+    package func extinguish() {
         guard torchOn else { return }
         torchOn = false
         try? torch.setTorchMode(.off)

@@ -10,11 +10,11 @@ struct MicrophoneWatch: Sendable {
 
 extension CaptureRecorder {
     /// The session's microphones, as the recording numbers them (from 1).
-    public var microphones: [CaptureInput] { state.withLock { $0.microphones.map(\.input) } }
+    package var microphones: [CaptureInput] { state.withLock { $0.microphones.map(\.input) } }
 
     /// Each microphone's levels since the last call (the first: since the
     /// recording started), beginning a new interval: what a progress report shows.
-    public func readAudioLevels() -> [CaptureRecorderAudioLevels] {
+    package func readAudioLevels() -> [CaptureRecorderAudioLevels] {
         state.withLock { $0.microphones }.map { watch in
             CaptureRecorderAudioLevels(microphone: watch.number, input: watch.input, levels: watch.reader.read())
         }
@@ -22,7 +22,7 @@ extension CaptureRecorder {
 
     /// Each microphone's levels of the present interval so far, without
     /// beginning a new one (for a status asked for between reports).
-    public var currentAudioLevels: [CaptureRecorderAudioLevels] {
+    package var currentAudioLevels: [CaptureRecorderAudioLevels] {
         state.withLock { $0.microphones }.map { watch in
             CaptureRecorderAudioLevels(microphone: watch.number, input: watch.input, levels: watch.reader.current)
         }

@@ -18,12 +18,12 @@ import Synchronization
 ///     let end = recorder.finish()
 ///
 /// Several recorders may share one running session.
-public final class CaptureRecorder: Sendable {
-    public let configuration: CaptureRecorderConfiguration
+package final class CaptureRecorder: Sendable {
+    package let configuration: CaptureRecorderConfiguration
     /// The file output, when there is a destination.
-    public let fileOutput: CaptureFileOutput?
+    package let fileOutput: CaptureFileOutput?
     /// One output per stream, in the configuration's order.
-    public let streamOutputs: [LiveStreamOutput]
+    package let streamOutputs: [LiveStreamOutput]
     let template: FileNameTemplate?
     let fileType: FileType?
 
@@ -54,7 +54,7 @@ public final class CaptureRecorder: Sendable {
     /// A recorder for `configuration`; `delegate` (held weakly) hears what
     /// happens. Throws when the destination is no template or names no
     /// container, or the configuration contradicts itself.
-    public init(_ configuration: CaptureRecorderConfiguration, delegate: (any CaptureRecorderDelegate)? = nil) throws(RecordingError) {
+    package init(_ configuration: CaptureRecorderConfiguration, delegate: (any CaptureRecorderDelegate)? = nil) throws(RecordingError) {
         self.configuration = configuration
         state = Mutex(State(delegate: delegate))
         events = RecorderEvents()
@@ -131,7 +131,7 @@ public final class CaptureRecorder: Sendable {
     /// none exists (unless overwriting), none is a folder, and their folder
     /// exists and is writable. `cameras` is the number of cameras, for a
     /// template with a file per camera.
-    public func checkDestination(cameras: Int = 1) throws(RecordingError) {
+    package func checkDestination(cameras: Int = 1) throws(RecordingError) {
         guard let template else { return }
         let count = template.hasCameraNumber ? max(1, cameras) : 1
         // A loop recording numbers on after the template's files already there.
@@ -147,7 +147,7 @@ public final class CaptureRecorder: Sendable {
     /// file is made), then the file output, whose recording begins as the
     /// session runs. Starts the session when it is not running (opening its
     /// devices; a camera given twice or without bandwidth is refused there).
-    public func start(on session: CaptureSession) throws(CaptureRecorderError) {
+    package func start(on session: CaptureSession) throws(CaptureRecorderError) {
         do throws(CaptureRecorderError) {
             try begin(on: session)
         } catch {
@@ -219,16 +219,16 @@ public final class CaptureRecorder: Sendable {
     // MARK: Requests
 
     /// Pauses the file (streams go on).
-    public func pause() { fileOutput?.pauseRecording() }
-    public func resume() { fileOutput?.resumeRecording() }
+    package func pause() { fileOutput?.pauseRecording() }
+    package func resume() { fileOutput?.resumeRecording() }
     /// Finishes the current file at the next video frame and goes on in the next one the template names.
-    public func switchToNextFile() { fileOutput?.switchToNextFile() }
+    package func switchToNextFile() { fileOutput?.switchToNextFile() }
 
     /// Marks the recording at its current media time (see
     /// `CaptureFileOutput.addMarker(title:)`); the files carry the markers
     /// as chapters. Throws `noFile` for a recorder that only streams.
     @discardableResult
-    public func addMarker(title: String) throws(RecordingMarkerError) -> RecordingMarker {
+    package func addMarker(title: String) throws(RecordingMarkerError) -> RecordingMarker {
         guard let fileOutput else { throw .noFile }
         return try fileOutput.addMarker(title: title)
     }
@@ -236,7 +236,7 @@ public final class CaptureRecorder: Sendable {
     /// Stops: the file is finished at the next video frame (the streams
     /// with it); without a file, the recording ends now and its streams
     /// stop in `finish()`.
-    public func stop() {
+    package func stop() {
         state.withLock { $0.stopped = true }
         if let fileOutput {
             fileOutput.stopRecording()
@@ -250,13 +250,13 @@ public final class CaptureRecorder: Sendable {
     // MARK: Progress and end
 
     /// The files the recording writes now (one per camera with `%c`).
-    public var files: [String] {
+    package var files: [String] {
         guard let fileOutput else { return [] }
         if template?.hasCameraNumber == true, !fileOutput.outputFilePaths.isEmpty { return fileOutput.outputFilePaths }
         return [fileOutput.outputFilePath ?? configuration.destination ?? ""]
     }
 
-    public var progress: CaptureRecorderProgress {
+    package var progress: CaptureRecorderProgress {
         let statistics = totals
         let freeSpace = fileOutput.flatMap { CaptureFileOutput.freeSpace(near: $0.outputFilePath ?? configuration.destination ?? ".") }
         return CaptureRecorderProgress(statistics: statistics, freeSpace: freeSpace,
@@ -264,12 +264,12 @@ public final class CaptureRecorder: Sendable {
     }
 
     /// Whether the recording has ended (by a stop, a limit, a failure or its inputs' end).
-    public var hasEnded: Bool { state.withLock { $0.ended } }
+    package var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Waits until the recording ends, at most `timeout` seconds (nil: for
     /// as long as it takes); answers whether it has.
     @discardableResult
-    public func waitUntilEnded(timeout seconds: Double? = nil) -> Bool {
+    package func waitUntilEnded(timeout seconds: Double? = nil) -> Bool {
         if hasEnded { return true }
         let result = seconds.map { endSignal.wait(timeout: .now() + $0) } ?? { endSignal.wait(); return .success }()
         if result == .success { endSignal.signal() }
@@ -280,7 +280,7 @@ public final class CaptureRecorder: Sendable {
     /// first if it has not ended), takes the outputs off the session (which
     /// runs on for other recordings), and answers how the recording ended.
     @discardableResult
-    public func finish() -> CaptureRecorderEnd {
+    package func finish() -> CaptureRecorderEnd {
         if !hasEnded {
             // Never started: nothing will end it but this.
             if state.withLock({ $0.session == nil }) { markEnded() }

@@ -1,67 +1,67 @@
 /// What a `CaptureRecorder` records: a file (or files a template names),
 /// streams beside it, limits, segments, a start paused with a pre-roll,
 /// and a motion trigger.
-public struct CaptureRecorderConfiguration: Sendable {
+package struct CaptureRecorderConfiguration: Sendable {
     /// The file, or a template naming the files (`%n`, `%c`, strftime
     /// fields; see `FileNameTemplate`); nil when the streams are the whole
     /// recording. Its extension picks the container; an audio container
     /// records only the microphones.
-    public var destination: String?
+    package var destination: String?
     /// Codecs, fragments, metadata. The file's make and model are the
     /// first camera's unless the metadata names them (with a file per
     /// camera, each file's own).
-    public var settings = RecordingSettings()
+    package var settings = RecordingSettings()
     /// The whole recording's limits (every file, pauses left out); nil or
     /// 0 for none.
-    public var maxDuration: MediaTime?
-    public var maxSize: Int64?
+    package var maxDuration: MediaTime?
+    package var maxSize: Int64?
     /// Stop before the volume's free space falls below this many bytes; 0 for no check.
-    public var minFreeSpace: Int64 = 0
+    package var minFreeSpace: Int64 = 0
     /// A new file at this media time or size (the destination must name each file).
-    public var segmentDuration: MediaTime?
-    public var segmentSize: Int64?
-    public var overwritesExistingFiles = false
+    package var segmentDuration: MediaTime?
+    package var segmentSize: Int64?
+    package var overwritesExistingFiles = false
     /// Loop recording: which of the files are kept, and what the
     /// free-space floor does (see `RecordingRetention`). Needs a series of
     /// files (segments or a file per event) that the destination tells
     /// apart with `%n` or strftime fields.
-    public var retention = RecordingRetention()
+    package var retention = RecordingRetention()
     /// Begin paused (armed): nothing is written until `resume()` or motion.
-    public var startsPaused = false
+    package var startsPaused = false
     /// While paused, the media kept in memory and written first on resume.
-    public var preRoll: MediaTime?
+    package var preRoll: MediaTime?
     /// The most bytes the pre-roll holds (nil: `CaptureFileOutput.defaultPreRollMemoryLimit`).
-    public var preRollMemoryLimit: Int?
+    package var preRollMemoryLimit: Int?
     /// Resume on motion in the first camera's picture, pause once still.
-    public var motion: MotionDetector.Configuration?
+    package var motion: MotionDetector.Configuration?
     /// Watch every microphone for silence (see `AudioSilenceMonitor`): the
     /// delegate hears when one stays below the threshold for the timeout,
     /// and when its sound returns. The session must have a microphone.
-    public var silence: AudioSilenceMonitor.Configuration?
+    package var silence: AudioSilenceMonitor.Configuration?
     /// Each pause finishes the file; the next resume begins a new one.
-    public var filePerEvent = false
+    package var filePerEvent = false
     /// With several cameras, one lost ends the recording instead of its track.
-    public var stopsOnDeviceLoss = false
+    package var stopsOnDeviceLoss = false
     /// Streams sent beside the file (or, without a file, instead of one).
-    public var streams: [CaptureRecorderStream] = []
+    package var streams: [CaptureRecorderStream] = []
     /// A stream that fails ends the recording (and is not retried).
-    public var streamsAreRequired = false
+    package var streamsAreRequired = false
 
-    public init(destination: String?) {
+    package init(destination: String?) {
         self.destination = destination
     }
 }
 
 /// One live stream of a recording.
-public struct CaptureRecorderStream: Sendable {
-    public var destination: StreamDestination
-    public var settings: RecordingSettings
+package struct CaptureRecorderStream: Sendable {
+    package var destination: StreamDestination
+    package var settings: RecordingSettings
     /// Keyframe spacing (nil: the output's default, 2 s).
-    public var keyframeInterval: MediaTime?
+    package var keyframeInterval: MediaTime?
     /// How long a connection may take (nil: the output's default).
-    public var connectionTimeout: MediaTime?
+    package var connectionTimeout: MediaTime?
 
-    public init(destination: StreamDestination, settings: RecordingSettings, keyframeInterval: MediaTime? = nil,
+    package init(destination: StreamDestination, settings: RecordingSettings, keyframeInterval: MediaTime? = nil,
                 connectionTimeout: MediaTime? = nil) {
         self.destination = destination
         self.settings = settings
@@ -71,7 +71,7 @@ public struct CaptureRecorderStream: Sendable {
 }
 
 /// Why a recorder could not start.
-public enum CaptureRecorderError: Error, Sendable, CustomStringConvertible {
+package enum CaptureRecorderError: Error, Sendable, CustomStringConvertible {
     /// The recording was refused or failed as it began (its file, its settings, the motion trigger).
     case recording(RecordingError)
     /// A stream refused its settings (stream number from 1).
@@ -79,7 +79,7 @@ public enum CaptureRecorderError: Error, Sendable, CustomStringConvertible {
     /// The session could not start (a device, a camera given twice, bandwidth).
     case capture(CaptureError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .recording(let error): return error.description
         case .streamRefused(_, let error): return error.description
@@ -89,46 +89,46 @@ public enum CaptureRecorderError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A recording's progress: what is in its files so far, and its streams.
-public struct CaptureRecorderProgress: Sendable {
+package struct CaptureRecorderProgress: Sendable {
     /// The file output's totals (without a file: the media time streamed).
-    public var statistics: RecordingStatistics
+    package var statistics: RecordingStatistics
     /// Bytes free on the volume of the file being written.
-    public var freeSpace: Int64?
+    package var freeSpace: Int64?
     /// Each stream's destination and totals, in the configuration's order.
-    public var streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]
+    package var streams: [(destination: StreamDestination, statistics: LiveStreamStatistics)]
 }
 
 /// One microphone's levels over an interval (see `CaptureRecorder.readAudioLevels()`).
-public struct CaptureRecorderAudioLevels: Sendable {
+package struct CaptureRecorderAudioLevels: Sendable {
     /// Its number, from 1, among the session's microphones (audio inputs) in the session's order.
-    public var microphone: Int
+    package var microphone: Int
     /// The microphone's input on the session.
-    public var input: CaptureInput
+    package var input: CaptureInput
     /// Its levels over the interval.
-    public var levels: AudioLevels
+    package var levels: AudioLevels
 }
 
 /// A required stream that failed, and so ended the recording.
-public struct CaptureRecorderStreamFailure: Sendable {
+package struct CaptureRecorderStreamFailure: Sendable {
     /// Its number, from 1, in the configuration's order.
-    public var index: Int
-    public var destination: StreamDestination
-    public var error: WriterError
+    package var index: Int
+    package var destination: StreamDestination
+    package var error: WriterError
 }
 
 /// How a recording ended.
-public struct CaptureRecorderEnd: Sendable {
-    public var reason: RecordingStopReason
+package struct CaptureRecorderEnd: Sendable {
+    package var reason: RecordingStopReason
     /// What ended the file output's recording, if not a request or limit.
-    public var error: RecordingError?
+    package var error: RecordingError?
     /// Without a file: the stream end that ended the recording, when it was not a stop or limit.
-    public var streamEnd: LiveStreamEndReason?
+    package var streamEnd: LiveStreamEndReason?
     /// A required stream that failed (the files are complete).
-    public var requiredStreamFailure: CaptureRecorderStreamFailure?
+    package var requiredStreamFailure: CaptureRecorderStreamFailure?
     /// Cameras (numbered from 1, in the session's order) lost while the others recorded on.
-    public var lostCameras: [Int]
+    package var lostCameras: [Int]
     /// The recording's totals.
-    public var statistics: RecordingStatistics
+    package var statistics: RecordingStatistics
 }
 
 /// Hears what a `CaptureRecorder` does; each call has an empty default.
@@ -144,7 +144,7 @@ public struct CaptureRecorderEnd: Sendable {
 /// `Sendable` states. The other delegates are called one at a time on the
 /// thread or queue each names (their comments say when calls may overlap),
 /// and do not require it.
-public protocol CaptureRecorderDelegate: AnyObject, Sendable {
+package protocol CaptureRecorderDelegate: AnyObject, Sendable {
     func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause)
     func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause)
     /// A file was finished (or could not be made: `file.wasCreated` is false).
@@ -168,16 +168,16 @@ public protocol CaptureRecorderDelegate: AnyObject, Sendable {
 }
 
 extension CaptureRecorderDelegate {
-    public func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {}
-    public func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause) {}
-    public func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
-    public func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {}
-    public func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {}
-    public func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {}
-    public func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {}
-    public func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {}
-    public func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
+    package func recorder(_ recorder: CaptureRecorder, didPauseRecordingTo path: String, cause: RecordingPauseCause) {}
+    package func recorder(_ recorder: CaptureRecorder, didResumeRecordingTo path: String, cause: RecordingPauseCause) {}
+    package func recorder(_ recorder: CaptureRecorder, didFinishRecordingTo file: RecordedFile, error: RecordingError?) {}
+    package func recorder(_ recorder: CaptureRecorder, didLoseCamera number: Int, input: CaptureInput) {}
+    package func recorder(_ recorder: CaptureRecorder, didSeeMotion started: Bool, score: Double) {}
+    package func recorder(_ recorder: CaptureRecorder, microphone number: Int, input: CaptureInput, silence event: AudioSilenceMonitor.Event) {}
+    package func recorder(_ recorder: CaptureRecorder, streamDidConnect index: Int, destination: StreamDestination, connections: Int) {}
+    package func recorder(_ recorder: CaptureRecorder, streamDidDisconnect index: Int, destination: StreamDestination, error: WriterError) {}
+    package func recorder(_ recorder: CaptureRecorder, streamWillReconnect index: Int, destination: StreamDestination, after delay: MediaTime,
                          attempt: Int) {}
-    public func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {}
-    public func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd) {}
+    package func recorder(_ recorder: CaptureRecorder, didDeleteFile path: String, bytes: Int64, reason: RecordingFileDeletionReason) {}
+    package func recorder(_ recorder: CaptureRecorder, didEndWith end: CaptureRecorderEnd) {}
 }
