@@ -128,9 +128,10 @@ final class ServiceRecording: Sendable {
     /// malloc_trim(0), called once in the running service, took it from 114 to
     /// 79 MiB. Fewer arenas (M_ARENA_MAX 2) did not help (121 MiB at 6.5
     /// minutes): the memory is free, not lost, only held. Trimmed after every
-    /// recording, the same rounds held 74-80 MiB between recordings and 89-92
-    /// MiB during one over 8 minutes (`scripts/bench soak`). It runs once per
-    /// recording, never per frame.
+    /// recording, the same rounds stayed within 71-97 MiB over 40 minutes
+    /// (the highest of each 30 s: 91.6 MiB after 3 minutes, 96.6 at the end)
+    /// while the service untrimmed beside it held 138-156 MiB (`scripts/bench
+    /// soak`). It runs once per recording, never per frame.
     static func returnFreedMemory() {
         #if canImport(Glibc)
         typealias Trim = @convention(c) (Int) -> Int32
