@@ -29,7 +29,7 @@ import Testing
             #expect(try await client.send(.get, "/recordings/\(id)").object["state"] as? String == "paused")
             // While paused the camera goes on: 45 of its frames (1.5 s of them) pass unrecorded.
             let capturedAtPause = try await client.capturedFrames()
-            #expect(try await client.poll("/devices") { (($0["devices"] as? [[String: Any]])?.first?["framesCaptured"] as? Int ?? 0) >= capturedAtPause + 45 } != nil)
+            #expect(try await client.poll("/devices", seconds: 60) { (($0["devices"] as? [[String: Any]])?.first?["framesCaptured"] as? Int ?? 0) >= capturedAtPause + 45 } != nil)
 
             #expect(try await client.send(.post, "/recordings/\(id)/resume").status == .ok)
             let resumed = try #require(await log.wait("resumed", recording: id))

@@ -58,6 +58,18 @@ extension TestClientProtocol {
         try await poll("/recordings/\(id)") { recordedFrames($0) >= frames }
     }
 
+    /// GETs `uri` every 20 ms until its JSON object satisfies `condition`, for at most
+    /// `seconds` (a bound on a hang on a starved machine, not a timing); answers that object, or nil.
+    func poll(_ uri: String, seconds: Double, until condition: ([String: Any]) -> Bool) async throws -> [String: Any]? {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            let object = try await send(.get, uri).object
+            if condition(object) { return object }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
     /// The frames camera `index` (of GET /devices) has captured so far.
     func capturedFrames(camera index: Int = 0) async throws -> Int {
         let devices = try #require(try await send(.get, "/devices").object["devices"] as? [[String: Any]])
