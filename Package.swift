@@ -122,6 +122,7 @@ let package = Package(
         .testTarget(
             name: "CapctlServiceTests",
             dependencies: [
+                "capctl",
                 "capctl-serve",
                 "CapctlService",
                 "CapctlCommands",
