@@ -25,7 +25,6 @@ final class ServiceRecording: Sendable {
     }
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
-
     init(id: String, command: Capctl.Record, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
         self.id = id
         self.folder = folder

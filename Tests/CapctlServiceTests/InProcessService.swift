@@ -73,9 +73,9 @@ extension TestResponse {
 
 extension TestClientProtocol {
     /// GETs `uri` every 20 ms until its JSON object satisfies `condition`, for at most
-    /// 20 s (a bound on a hang, not a timing); answers that object, or nil.
+    /// 60 s (a bound on a hang, not a timing); answers that object, or nil.
     func poll(_ uri: String, until condition: ([String: Any]) -> Bool) async throws -> [String: Any]? {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let object = try await send(.get, uri).object
             if condition(object) { return object }

@@ -11,5 +11,30 @@ import schemathesis
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    if case.operation.path == "/recordings" and case.method.upper() == "POST" and isinstance(case.body, dict):
+    if case.method.upper() != "POST" or not isinstance(case.body, dict):
+        return
+    if case.operation.path == "/recordings":
         case.body.pop("stream", None)
+    elif case.operation.path == "/photos":
+        bound_photo_series(case.body)
+
+
+def bound_photo_series(body):
+    """A series of photos takes its count times its interval (a time-lapse of
+    100 photos a second apart is valid, and takes 100 s): generated series are
+    kept short enough to be answered within the run's request timeout (30 s),
+    on a busy machine too. At most 20 photos, at most 3 when spaced, at most
+    1 s apart; what is refused stays refused (a count of 1 with an interval,
+    a count that is not a number)."""
+    count = body.get("count")
+    try:
+        number = None if isinstance(count, bool) else int(str(count))
+    except ValueError:
+        number = None
+    interval = body.get("interval")
+    spaced = interval is not None and not isinstance(interval, bool) and interval not in (0, 0.0, "0")
+    limit = 3 if spaced else 20
+    if number is not None and number > limit:
+        body["count"] = limit if isinstance(count, int) else str(limit)
+    if spaced and (not isinstance(interval, (int, float)) or interval > 1):
+        body["interval"] = 1

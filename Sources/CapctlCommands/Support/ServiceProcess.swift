@@ -18,10 +18,8 @@ enum ServiceProcess {
     static func execute(arguments: [String]) throws -> Never {
         let candidates = locations()
         for path in candidates where Posix.isAccessible(path, X_OK) {
-            let argv = ([path] + arguments).map { strdup($0) } + [nil]
-            execv(path, argv)
-            let reason = String(cString: strerror(errno))
-            throw CommandFailure("cannot start \(path): \(reason)", status: .software)
+            let failure = Posix.execute(path, arguments: [path] + arguments)
+            throw CommandFailure("cannot start \(path): \(failure.reason)", status: .software)
         }
         throw CommandFailure("capctl serve needs capctl-serve, which is not installed beside capctl (looked at \(candidates.joined(separator: ", ")))",
                              status: .unavailable)

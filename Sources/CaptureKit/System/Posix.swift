@@ -231,6 +231,15 @@ package enum Posix {
         return bytes
     }
 
+    /// execv(3): replaces this process with the program at `path`, given
+    /// `arguments` (its own name first). Returns only if that failed, with why.
+    package static func execute(_ path: String, arguments: [String]) -> SystemCallError {
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        Glibc.execv(path, argv)
+        return SystemCallError(call: "execv(\(path))", errno: errno)
+    }
+
     /// The names in a directory (opendir/readdir), "." and ".." left out.
     package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         let directory = try systemCall("opendir(\(path))") { opendir(path) }
