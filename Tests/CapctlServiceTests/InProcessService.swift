@@ -73,9 +73,9 @@ extension TestResponse {
 
 extension TestClientProtocol {
     /// GETs `uri` every 20 ms until its JSON object satisfies `condition`, for at most
-    /// 60 s (a bound on a hang, not a timing); answers that object, or nil.
-    func poll(_ uri: String, until condition: ([String: Any]) -> Bool) async throws -> [String: Any]? {
-        let deadline = ContinuousClock.now + .seconds(60)
+    /// `seconds` (a bound on a hang on a starved machine, not a timing); answers that object, or nil.
+    func poll(_ uri: String, seconds: Double = 60, until condition: ([String: Any]) -> Bool) async throws -> [String: Any]? {
+        let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             let object = try await send(.get, uri).object
             if condition(object) { return object }

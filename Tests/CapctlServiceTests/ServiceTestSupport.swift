@@ -53,21 +53,9 @@ func recordedFrames(_ document: [String: Any]) -> Int {
 }
 
 extension TestClientProtocol {
-    /// GETs `/recordings/ID` until its progress holds at least `frames` frames; answers the document, or nil after 30 s.
+    /// GETs `/recordings/ID` until its progress holds at least `frames` frames; answers the document, or nil after 60 s.
     func waitForFrames(_ frames: Int, recording id: String) async throws -> [String: Any]? {
         try await poll("/recordings/\(id)") { recordedFrames($0) >= frames }
-    }
-
-    /// GETs `uri` every 20 ms until its JSON object satisfies `condition`, for at most
-    /// `seconds` (a bound on a hang on a starved machine, not a timing); answers that object, or nil.
-    func poll(_ uri: String, seconds: Double, until condition: ([String: Any]) -> Bool) async throws -> [String: Any]? {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            let object = try await send(.get, uri).object
-            if condition(object) { return object }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
     }
 
     /// The frames camera `index` (of GET /devices) has captured so far.
