@@ -99,23 +99,36 @@ extension Capctl {
 
         enum LiveFormat: String, ExpressibleByArgument { case mov, mp4 }
 
-        var photoFormat: PhotoFileFormat? { format ?? PhotoFileFormat(path: out) }
+        /// The series these options ask for: the settings `POST /photos` fills in too.
+        var seriesSettings: PhotoSeriesSettings {
+            var settings = PhotoSeriesSettings(destination: out)
+            settings.format = format
+            settings.quality = quality
+            settings.count = count
+            settings.interval = interval.time
+            settings.flashMode = flash
+            settings.livePhotoMovieFileType = live ? (liveFormat == .mp4 ? .mp4 : .quickTimeMovie) : nil
+            return settings
+        }
+
+        /// What each setting of a series is called here.
+        static func optionName(_ setting: PhotoSeriesSettings.Setting) -> String {
+            switch setting {
+            case .destination: return "OUT"
+            case .format: return "--format"
+            case .quality: return "--quality"
+            case .count: return "--count"
+            case .interval: return "--interval"
+            case .flashMode: return "--flash"
+            case .livePhotoMovieFileType: return "--live-format"
+            }
+        }
 
         func validate() throws {
-            let template: FileNameTemplate
-            do { template = try FileNameTemplate(out) } catch { throw ValidationError(error.description) }
-            _ = template
-            guard let photoFormat else {
-                throw ValidationError("cannot tell the photo format from '\(out)'; end it in .jpg, .png or .raw, or give --format")
-            }
-            guard count >= 1 else { throw ValidationError("--count \(count) is not a number of photos; use 1 or more") }
-            guard count <= 100_000 else { throw ValidationError("--count \(count) is too many; use at most 100000") }
-            if let quality {
-                guard (1...100).contains(quality) else { throw ValidationError("--quality \(quality) is out of range; use 1 to 100") }
-                guard photoFormat == .jpeg else { throw ValidationError("--quality applies to JPEG photos, not \(photoFormat.rawValue)") }
-            }
-            if interval.time > .zero && count == 1 {
-                throw ValidationError("--interval needs --count 2 or more")
+            do throws(PhotoSeriesError) {
+                try seriesSettings.validate()
+            } catch {
+                throw ValidationError(error.message(naming: Self.optionName))
             }
             try capture.validate()
         }

@@ -39,62 +39,69 @@ extension CaptureService {
         var passthrough: Bool
     }
 
-    /// Takes photos with `snap`'s settings, as JSON (see `PhotoSettingsRequest`),
-    /// from the running camera: also while recordings run, which lose no
-    /// frame (the photo output takes frames without holding capture back).
-    /// Returns once the last photo is made, holding no thread meanwhile.
-    package func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> PhotoAnswer {
-        let request = try PhotoSettingsRequest(settings, inputs: inputs, folder: folder)
-        guard let output = photoOutputs.first(where: { $0.camera === request.camera.input })?.output else {
-            throw ServiceError(.badRequest, "device \(request.camera.id) takes no photos")
+    /// Takes photos with `snap`'s settings (see `PhotoRequest`) as a
+    /// `CapturePhotoSeries` on the running camera: also while recordings run,
+    /// which lose no frame (the photo output takes frames without holding
+    /// capture back). Returns once the last photo is made, holding no thread meanwhile.
+    package func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> PhotoAnswer {
+        let camera = try photoCamera(request.camera)
+        guard let output = photoOutputs.first(where: { $0.camera === camera.input })?.output else {
+            throw ServiceError(.badRequest, "device \(camera.id) takes no photos")
         }
-        try checkFiles(of: request)
-        try checkSettings(of: request, output: output)
-        let session = self.session
-        let batch = ServicePhotoBatch(request: request, output: output, events: events, folder: folder) { session.isRunning }
-        switch await batch.run() {
-        case .failure(let error):
-            throw serviceError(error)
-        case .success(let photos):
-            guard request.file != nil else {
-                guard let photo = photos.first else { throw ServiceError(.failed, "the camera made no photo") }
-                return .image(bytes: photo.fileDataRepresentation, contentType: Self.contentType(request.format),
-                              headers: headers(photo, camera: request.camera.id))
-            }
-            return .files(PhotosDocument(camera: request.camera.id, photos: photos.map(document)))
+        var settings = request.settings
+        if let name = settings.destination { settings.destination = try folder.path(forTemplate: name) }
+        let series: CapturePhotoSeries
+        do throws(PhotoSeriesError) {
+            series = try CapturePhotoSeries(settings, output: output,
+                                            delegate: PhotoEventPublisher(camera: camera.id, events: events, folder: folder))
+        } catch {
+            // The files it names are the folder's.
+            var problem = error
+            if case .writtenTwice(let path) = error.problem { problem = PhotoSeriesError(error.setting, .writtenTwice(folder.name(path))) }
+            throw ServiceError(.badRequest, problem.message(naming: PhotoRequest.key))
         }
-    }
-
-    /// Refuses files that exist (409) or that a burst would write twice, before any photo is taken.
-    private func checkFiles(of request: PhotoSettingsRequest) throws(ServiceError) {
-        var seen = Set<String>()
-        for file in try request.plannedFiles() {
-            guard seen.insert(file).inserted else {
-                throw ServiceError(.badRequest, "file '\(request.file?.name ?? "")' would write \(folder.name(file)) twice; add %n to it, such as 'shot-%3n.jpg'")
-            }
-            do throws(RecordingError) {
-                try RecordingDestinationCheck.check(file, overwrites: false)
-            } catch .outputExists {
-                throw ServiceError(.conflict, "\(folder.name(file)) already exists; the service never overwrites a file")
-            } catch {
-                throw ServiceError(.badRequest, error.description)
-            }
-        }
-    }
-
-    /// Refuses settings the camera's format or light cannot meet, before any photo is taken.
-    private func checkSettings(of request: PhotoSettingsRequest, output: PhotoOutput) throws(ServiceError) {
-        guard let format = output.videoFormat ?? request.camera.input.videoFormat else {
-            throw ServiceError(.unavailable, "camera \(request.camera.id) is not running")
+        guard let format = output.videoFormat ?? camera.input.videoFormat, session.isRunning else {
+            throw ServiceError(.unavailable, "camera \(camera.id) is not running")
         }
         do throws(PhotoError) {
-            _ = try PhotoOutput.resolve(PhotoSettings(format: request.format, quality: request.quality, flashMode: request.flash), for: format)
+            try series.checkDestination()
+        } catch .cannotWrite(let path, let reason) {
+            // A file that cannot be created is the request's name, before any photo: 400, not 500.
+            throw ServiceError(.badRequest, "\(folder.name(path)): \(reason)")
         } catch {
-            throw ServiceError(.badRequest, error.description)
+            throw serviceError(error)
         }
-        if request.flash == .on && output.flashDevice == nil {
-            throw ServiceError(.badRequest, "camera \(request.camera.id) (\(request.camera.input.source.path)) has no flash or torch the service can fire; use flash off or auto")
+        do throws(PhotoError) { try series.checkSettings(for: format) } catch { throw serviceError(error) }
+        if settings.flashMode == .on && output.flashDevice == nil {
+            throw ServiceError(.badRequest, "camera \(camera.id) (\(camera.input.source.path)) has no flash or torch the service can fire; use flash off or auto")
         }
+        do throws(PhotoError) { try series.start() } catch { throw serviceError(error) }
+        let result = await series.finished()
+        if let failure = result.failures.first { throw serviceError(failure) }
+        guard result.isComplete else {
+            throw ServiceError(.unavailable, "the service is stopping: the camera no longer runs (\(result.photos.count) of \(result.requested) photos taken)")
+        }
+        guard settings.destination != nil else {
+            guard let photo = result.photos.first else { throw ServiceError(.failed, "the camera made no photo") }
+            return .image(bytes: photo.fileDataRepresentation, contentType: Self.contentType(series.format),
+                          headers: headers(photo, camera: camera.id))
+        }
+        return .files(PhotosDocument(camera: camera.id, photos: result.photos.map(document)))
+    }
+
+    /// The session input `id` names (default: the first camera).
+    private func photoCamera(_ id: String?) throws(ServiceError) -> (id: String, input: CaptureInput) {
+        guard let id else {
+            guard let index = inputs.firstIndex(where: { $0.mediaType == .video }) else {
+                throw ServiceError(.badRequest, "the service has no camera to take photos with")
+            }
+            return (String(index), inputs[index])
+        }
+        guard let index = Int(id), inputs.indices.contains(index) else {
+            throw ServiceError(.badRequest, "camera must be a device id GET /devices lists (from 0), not '\(id)'")
+        }
+        guard inputs[index].mediaType == .video else { throw ServiceError(.badRequest, "device \(id) is a microphone, not a camera") }
+        return (id, inputs[index])
     }
 
     private func document(_ photo: CapturedPhoto) -> PhotoDocument {

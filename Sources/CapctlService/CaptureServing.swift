@@ -27,7 +27,7 @@ package protocol CaptureServing: Sendable {
     func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent
 
     // Photos, live views
-    func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> CaptureService.PhotoAnswer
+    func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer
     func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer
     func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame
 

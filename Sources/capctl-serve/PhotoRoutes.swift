@@ -7,9 +7,9 @@ extension ServiceRouter {
     /// itself, or listed once written into the folder (201).
     static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("photos") { request, context in
-            let settings = try await object(request, context: context)
+            let photos = try PhotoRequest(json: try await object(request, context: context))
             // Waits for the camera's frames without holding a thread.
-            switch try await service.takePhotos(settings) {
+            switch try await service.takePhotos(photos) {
             case .files(let body):
                 return json(body, status: .created)
             case .image(let bytes, let contentType, let fields):

@@ -39,7 +39,7 @@ import Testing
         func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
         func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
         func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent { throw refuse() }
-        func takePhotos(_ settings: [String: JSONValue]) async throws(ServiceError) -> CaptureService.PhotoAnswer { throw refuse() }
+        func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer { throw refuse() }
         func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer { throw refuse() }
         func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame { throw refuse() }
         func fileList() -> FileListDocument { FileListDocument(files: []) }

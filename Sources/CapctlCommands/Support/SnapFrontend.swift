@@ -6,94 +6,35 @@ import Synchronization
 import Glibc
 #endif
 
-/// Runs `snap`: checks the outputs, opens the camera once, queues the first
-/// photo request before capture starts (so the first good frame after the
-/// warmup is the photo), spaces further requests by the interval, and reports
-/// the photo output's events.
+/// Runs `snap`: a `CapturePhotoSeries` on the named camera. Checks the
+/// outputs, opens the camera once, asks for the first photo before capture
+/// starts (so the first good frame after the warmup is the photo), and
+/// reports the photo output's events as the series hands them on.
 final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     private let command: Capctl.Snap
-    private let format: PhotoFileFormat
-    private let template: FileNameTemplate
     private let reporter: SnapReporter
-    private let finished = DispatchSemaphore(value: 0)
-    /// What the photo output's thread and the signal thread tell the command's.
-    private struct State {
-        var failures: [PhotoError] = []
-        var photos = 0
-        var firstCapture: Int64?
-        var interrupted = false
-    }
-    private let state = Mutex(State())
+    /// Signalled when the series ends, the camera ends, or a signal asks to stop.
+    private let wake = DispatchSemaphore(value: 0)
+    private let interrupted = Atomic<Bool>(false)
 
     init(command: Capctl.Snap) throws {
         self.command = command
-        format = command.photoFormat!
-        do { template = try FileNameTemplate(command.out) } catch { throw CommandFailure(error.description, status: .usage) }
         reporter = SnapReporter(json: command.json || isatty(STDOUT_FILENO) != 1)
     }
 
-    /// The path of photo `number` (from 1) taken now.
-    private func path(number: Int) -> String {
-        let name = template.path(number: number)
-        return template.hasCounter || command.count == 1 ? name : FileNameTemplate.numbered(name, number: number)
-    }
-
-    private func moviePath(for photo: String) -> String? {
-        guard command.live else { return nil }
-        let slash = photo.lastIndex(of: "/")
-        let stem: String
-        if let dot = photo.lastIndex(of: "."), slash.map({ dot > $0 }) ?? true, dot != photo.startIndex {
-            stem = String(photo[..<dot])
-        } else {
-            stem = photo
-        }
-        return stem + "." + command.liveFormat.rawValue
-    }
-
-    /// Every file the photos would be written to, as far as they are known now.
-    private func plannedFiles() -> [String] {
-        // Names with time fields are only known when each photo is taken; the first one is checked.
-        let known = template.namesEachFile && !template.hasCounter ? 1 : command.count
-        var files: [String] = []
-        for number in 1...min(known, 10_000) {
-            let photo = path(number: number)
-            files.append(photo)
-            if format == .raw { files.append(PhotoOutput.rawSidecarPath(for: photo)) }
-            if let movie = moviePath(for: photo) { files.append(movie) }
-        }
-        return files
-    }
-
-    /// Fails before opening the camera when an output exists or cannot be created.
-    private func checkOutputs() throws {
-        var seen = Set<String>()
-        for file in plannedFiles() {
-            guard seen.insert(file).inserted else {
-                throw CommandFailure("\(command.out): photos \(file) would be written twice; add %n to OUT", status: .usage)
-            }
-            do throws(RecordingError) {
-                try RecordingDestinationCheck.check(file, overwrites: false)
-            } catch .outputExists(let path) {
-                throw CommandFailure("\(path): already exists; capctl never overwrites a file", status: .cannotCreate)
-            } catch {
-                throw CommandFailure(error.description, status: .cannotCreate)
-            }
-        }
-    }
-
-    private func settings(number: Int) -> PhotoSettings {
-        let photo = path(number: number)
-        return PhotoSettings(format: format, quality: command.quality, size: nil, flashMode: command.flash,
-                             outputPath: photo, livePhotoMovieFilePath: moviePath(for: photo))
-    }
-
     func run() throws -> ExitStatus {
-        try checkOutputs()
-        let (input, videoFormat) = try openCamera()
         let output = PhotoOutput()
+        let series: CapturePhotoSeries
+        do throws(PhotoSeriesError) {
+            series = try CapturePhotoSeries(command.seriesSettings, output: output, delegate: self)
+        } catch {
+            throw CommandFailure(error.message(naming: Capctl.Snap.optionName), status: .usage)
+        }
+        do { try series.checkDestination() } catch { throw CommandFailure(error) }
+        let (input, videoFormat) = try openCamera()
         output.warmup = command.warmup.warmup
         output.isLivePhotoCaptureEnabled = command.live
-        if let problem = prepare(output, input: input, format: videoFormat) {
+        if let problem = prepare(output, series: series, input: input, format: videoFormat) {
             input.close()
             throw CommandFailure(problem)
         }
@@ -102,66 +43,41 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
         session.addOutput(output)
         session.inputDidEnd = { [weak self] _, end in
             if case .stopped = end { return }
-            self?.finished.signal()
+            self?.wake.signal()
         }
         let signals = try SignalEvents([SIGINT, SIGTERM]) { [weak self] signal in
             guard let self else { return }
-            let again = self.state.withLock { state -> Bool in
-                defer { state.interrupted = true }
-                return state.interrupted
-            }
-            if again && signal == SIGINT { _exit(130) }
-            self.finished.signal()
+            if self.interrupted.exchange(true, ordering: .relaxed) && signal == SIGINT { _exit(130) }
+            series.stop()
+            self.wake.signal()
         }
         _ = signals
 
         // The first request waits in the output before capture starts.
-        var issued = 0
-        do {
-            for _ in 0..<(command.interval.time <= .zero ? command.count : 1) { try issue(&issued, to: output) }
-        } catch {
+        do { try series.start() } catch {
             input.close()
-            throw error
+            throw CommandFailure(error)
+        }
+        let wake = self.wake
+        DispatchQueue.global().async {
+            _ = series.waitUntilFinished()
+            wake.signal()
         }
         do { try session.startRunning() } catch { throw CommandFailure(error) }
-        try waitForPhotos(issued: &issued, output: output, session: session)
+        wake.wait()
+        // Photos still waiting for a frame end with the session.
         session.stopRunning()
-        return report()
-    }
-
-    private func issue(_ issued: inout Int, to output: PhotoOutput) throws {
-        issued += 1
-        do { try output.capturePhoto(with: settings(number: issued), delegate: self) } catch { throw CommandFailure(error) }
-    }
-
-    /// Waits for each request to finish; in a time-lapse, issues the next at its time.
-    private func waitForPhotos(issued: inout Int, output: PhotoOutput, session: CaptureSession) throws {
-        var done = 0
-        let interval = command.interval.time.converted(toTimescale: MonotonicClock.timescale).value
-        while done < issued {
-            finished.wait()
-            let (count, stop, first) = state.withLock { ($0.photos + $0.failures.count, $0.interrupted, $0.firstCapture) }
-            done = count
-            if stop || !session.isRunning { return }
-            guard done == issued, issued < command.count else { continue }
-            let due = (first ?? MonotonicClock.nowNanoseconds()) + Int64(issued) * interval
-            while MonotonicClock.nowNanoseconds() < due {
-                let remaining = Double(due - MonotonicClock.nowNanoseconds()) / 1e9
-                if finished.wait(timeout: .now() + max(0.001, remaining)) == .success, state.withLock({ $0.interrupted }) { break }
-            }
-            if state.withLock({ $0.interrupted }) { return }
-            try issue(&issued, to: output)
-        }
+        return report(series.waitUntilFinished())
     }
 
     /// The closing summary, and the status of the first failure.
-    private func report() -> ExitStatus {
-        var (taken, errors) = state.withLock { ($0.photos, $0.failures) }
-        if state.withLock({ $0.interrupted }) {
+    private func report(_ result: PhotoSeriesResult) -> ExitStatus {
+        var errors = result.failures
+        if interrupted.load(ordering: .relaxed) {
             // Requests cut short by the user are not failures.
             errors.removeAll { if case .captureEnded = $0 { return true } else { return false } }
         }
-        reporter.finished(photos: taken, failed: errors.count)
+        reporter.finished(photos: result.photos.count, failed: errors.count)
         guard let error = errors.first else { return .success }
         let failure = CommandFailure(error)
         Diagnostics.error(failure.message)
@@ -188,10 +104,10 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
 
     /// Sets the flash up and checks everything the camera's format decides,
     /// before anything is written; answers what stands in the way.
-    private func prepare(_ output: PhotoOutput, input: CaptureInput, format: CaptureVideoFormat) -> PhotoError? {
+    private func prepare(_ output: PhotoOutput, series: CapturePhotoSeries, input: CaptureInput, format: CaptureVideoFormat) -> PhotoError? {
         do throws(PhotoError) {
             output.flashDevice = try input.photoFlash(for: command.flash)
-            _ = try PhotoOutput.resolve(settings(number: 1), for: format)
+            try series.checkSettings(for: format)
             return nil
         } catch {
             return error
@@ -209,9 +125,6 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     }
 
     func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings, timestamp: MediaTime) {
-        if timestamp.isNumeric {
-            state.withLock { if $0.firstCapture == nil { $0.firstCapture = timestamp.converted(toTimescale: MonotonicClock.timescale).value } }
-        }
         reporter.event("didCapturePhoto", settings, timestamp: timestamp.isNumeric ? timestamp.seconds : nil)
     }
 
@@ -224,11 +137,7 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     }
 
     func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: PhotoError?) {
-        state.withLock {
-            if let error { $0.failures.append(error) } else { $0.photos += 1 }
-        }
         reporter.finishedCapture(settings, error: error)
-        finished.signal()
     }
 }
 

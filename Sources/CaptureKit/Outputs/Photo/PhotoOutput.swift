@@ -96,6 +96,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     private var queue: BoundedQueue<Message>?
     private var thread: CaptureThread?
     var endReason: String?
+    /// Told once when capture ends (the camera ended, or the session stopped), with why.
+    private var endObservers: [@Sendable (String) -> Void] = []
     private var format: CaptureVideoFormat?
     private var warmupSetting = PhotoWarmup.none
     var liveEnabled = false
@@ -122,6 +124,14 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     /// flash device; the rest of what can go wrong reaches the delegate
     /// through `didFinishCapture(error:)`, after the progress events.
     public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) throws(PhotoError) {
+        try capturePhoto(with: settings, delegate: delegate, waitsForStart: true)
+    }
+
+    /// As `capturePhoto(with:delegate:)`; without `waitsForStart`, a request
+    /// made while the output is not capturing (its session stopped, or its
+    /// camera ended) is refused with `captureEnded` instead of waiting for
+    /// the next start: a series asks so for every photo after its first.
+    func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate, waitsForStart: Bool) throws(PhotoError) {
         if let quality = settings.quality, !(1...100).contains(quality) {
             throw .unsupported("JPEG quality \(quality) is out of range; use 1 to 100")
         }
@@ -131,6 +141,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         let request = Request(settings: settings, delegate: delegate)
         let queue = try lock.withLock { () throws(PhotoError) -> BoundedQueue<Message>? in
             guard usedIDs.insert(settings.uniqueID).inserted else { throw .settingsReused(uniqueID: settings.uniqueID) }
+            if !waitsForStart, self.queue == nil || endReason != nil {
+                throw .captureEnded(endReason ?? "capture is not running")
+            }
             if let queue = self.queue { return queue }
             waitingForStart.append(request)
             return nil
@@ -291,6 +304,27 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             if endReason == nil { endReason = reason }
             return queue
         }?.put(.ended(reason))
+        tellEndObservers()
+    }
+
+    /// Calls `observer` once, when capture ends: at once when its camera has
+    /// ended while the session runs, else when this run (or, before the
+    /// session starts, the next one) ends.
+    func whenCaptureEnds(_ observer: @escaping @Sendable (String) -> Void) {
+        let ended = lock.withLock { () -> String? in
+            if queue != nil, let endReason { return endReason }
+            endObservers.append(observer)
+            return nil
+        }
+        if let ended { observer(ended) }
+    }
+
+    private func tellEndObservers() {
+        let (observers, reason) = lock.withLock { () -> ([@Sendable (String) -> Void], String) in
+            defer { endObservers = [] }
+            return (endObservers, endReason ?? "capture ended")
+        }
+        for observer in observers { observer(reason) }
     }
 
     /// Requests still waiting fail; the processing thread ends.
@@ -303,6 +337,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         queue?.put(.ended(lock.withLock { endReason } ?? "the session stopped"))
         queue?.close()
         thread?.join()
+        tellEndObservers()
         capture.withLock { state in
             state.ring.removeAll()
             state.run = PhotoFrameRun(layout: .raw(.gray8, bytesPerRow: nil), byteLimit: 0)
