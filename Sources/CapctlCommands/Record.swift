@@ -270,93 +270,85 @@ extension Capctl {
 
         package init() {}
 
+        /// The settings these options give: the value `POST /recordings` fills in too.
+        package var options: RecordingOptions {
+            var options = RecordingOptions()
+            options.video = video
+            options.stopOnDeviceLoss = stopOnDeviceLoss
+            options.audio = audio
+            options.audioAlternates = audioAlternates
+            options.sessionPreset = capture.sessionPreset
+            options.size = capture.size
+            options.fps = capture.fps
+            options.pixelFormat = capture.pixelFormat
+            options.libv4l2 = capture.libv4l2
+            options.noRealtime = capture.noRealtime
+            options.sampleRate = audioCapture.sampleRate
+            options.channels = audioCapture.channels
+            options.overlay = overlay.overlay
+            options.overlayPosition = overlay.overlayPosition
+            options.maxDuration = maxDuration
+            options.maxSize = maxSize
+            options.minFreeSpace = minFreeSpace
+            options.segmentDuration = segmentDuration
+            options.segmentSize = segmentSize
+            options.keepFiles = retention.keepFiles
+            options.keepSize = retention.keepSize
+            options.keepAge = retention.keepAge
+            options.onLowSpace = retention.onLowSpace
+            options.videoCodec = encoding.videoCodec
+            options.crf = encoding.crf
+            options.bitrate = encoding.bitrate
+            options.preset = encoding.preset
+            options.maxrate = encoding.maxrate
+            options.bufsize = encoding.bufsize
+            options.keyframeInterval = encoding.keyframeInterval
+            options.threads = encoding.threads
+            options.audioCodec = encoding.audioCodec
+            options.audioBitrate = encoding.audioBitrate
+            options.fragmentInterval = encoding.fragmentInterval
+            options.noFragments = encoding.noFragments
+            options.faststart = encoding.faststart
+            options.fragmentsOnly = encoding.fragmentsOnly
+            options.startPaused = trigger.startPaused
+            options.preRoll = trigger.preRoll
+            options.preRollMemory = trigger.preRollMemory
+            options.resumeOn = trigger.resumeOn
+            options.pauseAfterStill = trigger.pauseAfterStill
+            options.minEvent = trigger.minEvent
+            options.filePerEvent = trigger.filePerEvent
+            options.silenceTimeout = silence.silenceTimeout
+            options.silenceThreshold = silence.silenceThreshold
+            options.timelapse = timeLapse.timelapse
+            options.timelapseFps = timeLapse.timelapseFps
+            options.metadata = metadata
+            options.overwrite = overwrite
+            options.noLock = noLock
+            options.progress = progress
+            options.progressInterval = progressInterval
+            options.json = json
+            options.stream = streaming.stream
+            options.streamFormat = streaming.streamFormat
+            options.streamRequired = streaming.streamRequired
+            options.streamVideoBitrate = streaming.streamVideoBitrate
+            options.streamPreset = streaming.streamPreset
+            options.streamAudioBitrate = streaming.streamAudioBitrate
+            options.streamKeyframeInterval = streaming.streamKeyframeInterval
+            options.streamTimeout = streaming.streamTimeout
+            options.out = out
+            return options
+        }
+
         package func validate() throws {
-            try capture.validate()
-            try encoding.validate()
-            try validateCameras()
-            try overlay.validate(cameras: video, copiesVideo: encoding.videoCodec == .copy)
-            try encoding.validatePreset(out: out)
-            if !streaming.stream.isEmpty && capture.noRealtime {
-                throw ValidationError("streams are live: --no-realtime would send a file: input faster than it plays; leave it out")
-            }
-            try retention.validate(out: out, series: segmentDuration != nil || segmentSize != nil || trigger.filePerEvent,
-                                   segmentSize: segmentSize, minFreeSpace: minFreeSpace)
-            if let out {
-                try validateFile(out)
-            } else {
-                guard !streaming.stream.isEmpty else {
-                    throw ValidationError("give OUT, the file to record to, or --stream URL (or both)")
-                }
-                let fileOnly = [(maxSize != nil, "--max-size"), (segmentDuration != nil, "--segment-duration"), (segmentSize != nil, "--segment-size"),
-                                (overwrite, "--overwrite"), (!metadata.isEmpty, "--metadata"), (encoding.fragmentInterval != nil, "--fragment-interval"),
-                                (encoding.noFragments, "--no-fragments"), (encoding.faststart, "--faststart"), (encoding.fragmentsOnly, "--fragments-only"),
-                                (encoding.audioCodec != nil, "--audio-codec"), (encoding.audioBitrate != nil, "--audio-bitrate")]
-                if let option = fileOnly.first(where: \.0)?.1 { throw ValidationError("\(option) applies to a file; give OUT too") }
-            }
-            try audioCapture.validate()
-            try silence.validate()
-            try timeLapse.validate(out: out, audio: !audio.isEmpty, streams: !streaming.stream.isEmpty, copiesVideo: encoding.videoCodec == .copy,
-                                   preRoll: trigger.preRoll != nil, motion: trigger.resumeOn != nil)
-            if let maxSize, maxSize.bytes < 64 * 1024 {
-                throw ValidationError("--max-size \(maxSize) is too small for a file; use at least 64K")
-            }
-            if let segmentSize, segmentSize.bytes < 64 * 1024 {
-                throw ValidationError("--segment-size \(segmentSize) is too small for a file; use at least 64K")
-            }
-            for item in metadata where !item.contains("=") || item.hasPrefix("=") {
-                throw ValidationError("--metadata '\(item)' is not KEY=VALUE, such as title=Lecture")
-            }
-            if audioAlternates && audio.count < 2 {
-                throw ValidationError("--audio-alternates needs two or more --audio devices")
-            }
-            if let out {
-                try trigger.validate(out: out, copiesVideo: encoding.videoCodec == .copy)
-            } else if trigger.startPaused || trigger.preRoll != nil || trigger.resumeOn != nil || trigger.filePerEvent {
-                throw ValidationError("pausing, pre-roll and motion triggers apply to a file; give OUT too")
-            }
-        }
-
-        /// Each camera's own options, and what several cameras cannot do together.
-        private func validateCameras() throws {
-            for camera in video {
-                if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
-                if let preset = capture.sessionPreset, let required = preset.requiredSize, let size = camera.size,
-                   size.width != required.width || size.height != required.height {
-                    throw ValidationError("--session-preset \(preset.rawValue) and --video \(camera),size=\(size) disagree; give one of them")
-                }
-            }
-            if let out, (try? FileNameTemplate(out))?.hasCameraNumber == true, video.count < 2 {
-                throw ValidationError("%c in OUT numbers the cameras' files; it needs two or more --video cameras")
-            }
-            if stopOnDeviceLoss && video.count < 2 {
-                throw ValidationError("--stop-on-device-loss concerns several cameras; a recording of one camera always stops when it goes away")
-            }
-            guard video.count > 1 else { return }
-            if !streaming.stream.isEmpty {
-                throw ValidationError("a stream carries one camera; record several cameras without --stream, or stream one of them")
-            }
-            if trigger.preRoll != nil || trigger.resumeOn != nil {
-                throw ValidationError("--pre-roll and --resume-on watch or keep one camera; record several cameras without them")
-            }
-        }
-
-        /// Checks that concern OUT: a template for segments, a container it names.
-        private func validateFile(_ out: String) throws {
-            if segmentDuration != nil || segmentSize != nil {
-                guard (try? FileNameTemplate(out))?.namesEachFile == true else {
-                    throw ValidationError("with --segment-duration or --segment-size, OUT must name each file: add %n (the file number), such as 'rec-%3n.mp4'")
-                }
-            }
-            if let template = try? FileNameTemplate(out), template.hasCounter, FileType(path: out) == nil {
-                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
-            }
-            if FileType(path: out) == nil {
-                throw ValidationError("cannot tell the container from '\(out)'; end it in .mp4, .mov, .mkv, .webm, .ts, .wav, .flac, .m4a, .ogg or .opus")
+            do throws(SettingError) {
+                try options.validate()
+            } catch {
+                throw ValidationError(error.message(.commandLine))
             }
         }
 
         package func run() throws {
-            let request = RecordRequest(command: self)
+            let request = RecordRequest(options: options)
             let status = try RecordingFrontend(request: request).run()
             if status != .success { throw ExitCode(status.rawValue) }
         }

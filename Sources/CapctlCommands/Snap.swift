@@ -100,8 +100,8 @@ extension Capctl {
         enum LiveFormat: String, ExpressibleByArgument { case mov, mp4 }
 
         /// The series these options ask for: the settings `POST /photos` fills in too.
-        var seriesSettings: PhotoSeriesSettings {
-            var settings = PhotoSeriesSettings(destination: out)
+        var seriesSettings: CapturePhotoSeries.Settings {
+            var settings = CapturePhotoSeries.Settings(destination: out)
             settings.format = format
             settings.quality = quality
             settings.count = count
@@ -112,7 +112,7 @@ extension Capctl {
         }
 
         /// What each setting of a series is called here.
-        static func optionName(_ setting: PhotoSeriesSettings.Setting) -> String {
+        static func optionName(_ setting: CapturePhotoSeries.Settings.Setting) -> String {
             switch setting {
             case .destination: return "OUT"
             case .format: return "--format"
@@ -125,7 +125,7 @@ extension Capctl {
         }
 
         func validate() throws {
-            do throws(PhotoSeriesError) {
+            do throws(CapturePhotoSeries.SettingsError) {
                 try seriesSettings.validate()
             } catch {
                 throw ValidationError(error.message(naming: Self.optionName))

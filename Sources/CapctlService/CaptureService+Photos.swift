@@ -51,13 +51,13 @@ extension CaptureService {
         var settings = request.settings
         if let name = settings.destination { settings.destination = try folder.path(forTemplate: name) }
         let series: CapturePhotoSeries
-        do throws(PhotoSeriesError) {
+        do throws(CapturePhotoSeries.SettingsError) {
             series = try CapturePhotoSeries(settings, output: output,
                                             delegate: PhotoEventPublisher(camera: camera.id, events: events, folder: folder))
         } catch {
             // The files it names are the folder's.
             var problem = error
-            if case .writtenTwice(let path) = error.problem { problem = PhotoSeriesError(error.setting, .writtenTwice(folder.name(path))) }
+            if case .writtenTwice(let path) = error.problem { problem = CapturePhotoSeries.SettingsError(error.setting, .writtenTwice(folder.name(path))) }
             throw ServiceError(.badRequest, problem.message(naming: PhotoRequest.key))
         }
         guard let format = output.videoFormat ?? camera.input.videoFormat, session.isRunning else {

@@ -174,10 +174,11 @@ package final class CaptureService: Sendable {
         package var requested: String
     }
 
-    /// Starts a recording with `record`'s settings, as JSON.
-    package func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> RecordingCreated {
+    /// Starts a recording with `record`'s settings (see `StartRecordingRequest`).
+    package func startRecording(_ request: StartRecordingRequest) throws(ServiceError) -> RecordingCreated {
         let requested = EventTime.now()
-        let command = try RecordingSettingsRequest.command(from: settings, folder: folder)
+        var options = request.options
+        if let name = options.out { options.out = try folder.path(forTemplate: name) }
         let id = try recordings.withLock { state throws(ServiceError) -> String in
             guard !state.stopping else { throw ServiceError(.unavailable, "the service is stopping") }
             let active = state.all.filter { !$0.hasEnded }.count
@@ -187,8 +188,8 @@ package final class CaptureService: Sendable {
             defer { state.next += 1 }
             return "rec-\(state.next)"
         }
-        let recording = try ServiceRecording(id: id, command: command, folder: folder, events: events)
-        let interval = max(0.05, command.progressInterval.time.seconds)
+        let recording = try ServiceRecording(id: id, options: options, folder: folder, events: events)
+        let interval = max(0.05, options.progressInterval.time.seconds)
         // Listed before it starts, so that its first events name a recording GET /recordings knows.
         recordings.withLock { state in
             state.all.append(recording)

@@ -20,7 +20,7 @@ package protocol CaptureServing: Sendable {
     func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON
 
     // Recordings
-    func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> CaptureService.RecordingCreated
+    func startRecording(_ request: StartRecordingRequest) throws(ServiceError) -> CaptureService.RecordingCreated
     func recordingList() -> RecordingListDocument
     func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument
     func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument

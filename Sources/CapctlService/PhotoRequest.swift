@@ -4,14 +4,14 @@ import CaptureKit
 /// `POST /photos`' body: `snap`'s settings as JSON keys (`format`,
 /// `quality`, `count`, `interval`, `flash`; `file` is snap's OUT, a name
 /// inside the service's folder) and `camera`, the session input to take them
-/// from. It reads the keys into the `PhotoSeriesSettings` that `snap`'s
+/// from. It reads the keys into the `CapturePhotoSeries.Settings` that `snap`'s
 /// options make too, and checks them with the same `validate()`; refusals
 /// name the JSON keys.
 package struct PhotoRequest: Sendable {
     /// The camera's input id; nil: the first camera.
     package var camera: String?
     /// The series, its destination still the name inside the folder.
-    package var settings: PhotoSeriesSettings
+    package var settings: CapturePhotoSeries.Settings
 
     /// The most photos one request takes.
     static let maximumCount = 100
@@ -32,7 +32,7 @@ package struct PhotoRequest: Sendable {
     ]
 
     /// What each setting of a series is called in the JSON body.
-    package static func key(_ setting: PhotoSeriesSettings.Setting) -> String {
+    package static func key(_ setting: CapturePhotoSeries.Settings.Setting) -> String {
         switch setting {
         case .destination: return "file"
         case .format: return "format"
@@ -50,7 +50,7 @@ package struct PhotoRequest: Sendable {
             if let reason = Self.refused[key] { throw ServiceError(.badRequest, "\(key) is not taken here: \(reason)") }
             throw ServiceError(.badRequest, "unknown setting '\(key)'; a photo takes format, quality, count, interval, flash, file and camera")
         }
-        settings = PhotoSeriesSettings()
+        settings = CapturePhotoSeries.Settings()
         settings.maximumCount = Self.maximumCount
         settings.maximumDuration = Self.maximumDuration
         // A failed photo fails the request: no further one is asked for.
@@ -87,7 +87,7 @@ package struct PhotoRequest: Sendable {
             }
             settings.flashMode = mode
         }
-        do throws(PhotoSeriesError) {
+        do throws(CapturePhotoSeries.SettingsError) {
             try settings.validate()
         } catch {
             if case .severalPhotosNeedDestination(let count) = error.problem {

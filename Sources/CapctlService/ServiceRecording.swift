@@ -25,10 +25,10 @@ final class ServiceRecording: Sendable {
     }
     private let markers = Mutex<[RecordingReporter.MarkerEvent]>([])
 
-    init(id: String, command: Capctl.Record, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
+    init(id: String, options: RecordingOptions, folder: ServiceFolder, events: ServiceEvents) throws(ServiceError) {
         self.id = id
         self.folder = folder
-        var request = RecordRequest(command: command)
+        var request = RecordRequest(options: options)
         request.recording.overwritesExistingFiles = false
         request.recording.settings.realTime = true
         limits = request.limits

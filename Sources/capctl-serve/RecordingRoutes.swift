@@ -7,8 +7,8 @@ extension ServiceRouter {
     /// `/recordings`: start one, list them, one's progress, and its requests.
     static func addRecordingRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("recordings") { request, context in
-            let settings = try await object(request, context: context)
-            let created = try await offload { try service.startRecording(settings) }
+            let recording = try StartRecordingRequest(json: try await object(request, context: context))
+            let created = try await offload { try service.startRecording(recording) }
             var response = json(created, status: .created)
             response.headers[.location] = "/recordings/\(created.id)"
             return response

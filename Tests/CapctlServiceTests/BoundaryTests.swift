@@ -34,7 +34,7 @@ import Testing
         func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument { throw refuse() }
         func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument { throw refuse() }
         func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON { throw refuse() }
-        func startRecording(_ settings: [String: JSONValue]) throws(ServiceError) -> CaptureService.RecordingCreated { throw refuse() }
+        func startRecording(_ request: StartRecordingRequest) throws(ServiceError) -> CaptureService.RecordingCreated { throw refuse() }
         func recordingList() -> RecordingListDocument { RecordingListDocument(recordings: []) }
         func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
         func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
@@ -62,7 +62,7 @@ import Testing
         defer { setup.remove() }
         let service = RefusingService(kind, "cannot, and this is why\nin two lines")
         try await setup.test(service) { client in
-            for (method, uri, body) in [(HTTPRequest.Method.post, "/recordings", "{}"), (.get, "/recordings/rec-1", nil),
+            for (method, uri, body) in [(HTTPRequest.Method.post, "/recordings", #"{"file": "x.mp4"}"#), (.get, "/recordings/rec-1", nil),
                                         (.post, "/recordings/rec-1/stop", nil), (.post, "/photos", "{}"),
                                         (.patch, "/devices/0/controls", "{}"), (.get, "/files/a.mp4", nil),
                                         (.delete, "/files/a.mp4", nil), (.get, "/snapshot.jpg", nil), (.get, "/stream.mjpg", nil)] {
@@ -118,7 +118,7 @@ import Testing
             let referer = try await client.send(.post, "/recordings", json: "{}", headers: [.referer: "https://evil.example/form.html"])
             #expect(referer.status == .forbidden)
             #expect(referer.error == "requests from the page at https://evil.example may not change anything on this service")
-            let own = try await client.send(.post, "/recordings", json: "{}", headers: [.origin: "http://localhost"])
+            let own = try await client.send(.post, "/recordings", json: #"{"file": "x.mp4"}"#, headers: [.origin: "http://localhost"])
             #expect(own.status == .conflict)
             let read = try await client.send(.get, "/recordings", headers: [.origin: "https://evil.example"])
             #expect(read.status == .ok)

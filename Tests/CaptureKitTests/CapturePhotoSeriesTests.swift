@@ -17,14 +17,14 @@ import Testing
         CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: 160, height: 120, framesPerSecond: 30), realtime: true))
     }
 
-    private static func settings(_ destination: String?, _ change: (inout PhotoSeriesSettings) -> Void = { _ in }) -> PhotoSeriesSettings {
-        var settings = PhotoSeriesSettings(destination: destination)
+    private static func settings(_ destination: String?, _ change: (inout CapturePhotoSeries.Settings) -> Void = { _ in }) -> CapturePhotoSeries.Settings {
+        var settings = CapturePhotoSeries.Settings(destination: destination)
         change(&settings)
         return settings
     }
 
     @Test(arguments: [
-        (settings("x.jpg") { $0.count = 0 }, PhotoSeriesSettings.Setting.count, "--count 0 is out of range"),
+        (settings("x.jpg") { $0.count = 0 }, CapturePhotoSeries.Settings.Setting.count, "--count 0 is out of range"),
         (settings("x.jpg") { $0.count = 101; $0.maximumCount = 100 }, .count, "--count 101 is out of range; use 1 to 100 photos"),
         (settings("x.jpg") { $0.interval = MediaTime(value: 1, timescale: 1) }, .interval, "--interval needs --count 2 or more"),
         (settings("x.png") { $0.quality = 50 }, .quality, "--quality applies to JPEG photos, not png"),
@@ -36,10 +36,10 @@ import Testing
          .count, "--count 11 at --interval 61.0 s takes longer than 600 s"),
         (settings("x.jpg") { $0.livePhotoMovieFileType = .matroska }, .livePhotoMovieFileType, "--live-format mkv is not"),
     ])
-    func settingsThatDoNotGoTogetherNameTheSetting(settings: PhotoSeriesSettings, setting: PhotoSeriesSettings.Setting, message: String) {
-        let names: [PhotoSeriesSettings.Setting: String] = [.destination: "OUT", .format: "--format", .quality: "--quality", .count: "--count",
+    func settingsThatDoNotGoTogetherNameTheSetting(settings: CapturePhotoSeries.Settings, setting: CapturePhotoSeries.Settings.Setting, message: String) {
+        let names: [CapturePhotoSeries.Settings.Setting: String] = [.destination: "OUT", .format: "--format", .quality: "--quality", .count: "--count",
                                                             .interval: "--interval", .flashMode: "--flash", .livePhotoMovieFileType: "--live-format"]
-        #expect(throws: PhotoSeriesError.self) { try settings.validate() }
+        #expect(throws: CapturePhotoSeries.SettingsError.self) { try settings.validate() }
         do {
             try settings.validate()
         } catch {
@@ -68,7 +68,7 @@ import Testing
         let raw = try CapturePhotoSeries(Self.settings(directory + "/r-%n.raw") { $0.count = 2 }, output: PhotoOutput())
         #expect(raw.plannedFiles == [directory + "/r-1.raw", directory + "/r-1.raw.json", directory + "/r-2.raw", directory + "/r-2.raw.json"])
         // A photo and its live movie with one name.
-        #expect(throws: PhotoSeriesError(.destination, .writtenTwice(directory + "/a.mov"))) {
+        #expect(throws: CapturePhotoSeries.SettingsError(.destination, .writtenTwice(directory + "/a.mov"))) {
             try CapturePhotoSeries(Self.settings(directory + "/a.mov") { $0.format = .jpeg; $0.livePhotoMovieFileType = .quickTimeMovie }, output: PhotoOutput())
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["b-2.jpg"])

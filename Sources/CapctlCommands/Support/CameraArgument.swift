@@ -8,7 +8,7 @@ import CaptureKit
 /// out come from `--size`, `--fps`, `--pixel-format` and `--overlay`. Only
 /// those names are taken as options, so a `file:PATH` whose name holds
 /// commas stays whole.
-struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
     let device: DeviceArgument
     let size: FrameSizeArgument?
     let fps: RateArgument?
@@ -21,7 +21,7 @@ struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
 
     static let optionNames = ["size", "fps", "pixel-format"]
 
-    init?(argument whole: String) {
+    package init?(argument whole: String) {
         // overlay= is last and takes the rest: its text may hold commas.
         var argument = whole
         if let range = whole.firstRange(of: ",overlay=") {
@@ -78,14 +78,14 @@ struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
         (self.size, self.fps, self.pixelFormat, self.problem) = (size, fps, pixelFormat, problem)
     }
 
-    var description: String { device.specifier }
+    package var description: String { device.specifier }
 
     /// This camera's overlay: its own text, else `shared`'s, placed as `shared` says.
     func overlay(over shared: OverlayOptions) -> TextOverlay? {
         (overlay ?? shared.overlay).map { TextOverlay(text: $0, position: shared.overlayPosition ?? .topLeft) }
     }
 
-    static var defaultCompletionKind: CompletionKind { .file() }
+    package static var defaultCompletionKind: CompletionKind { .file() }
 
     /// The capture request for this camera: its own options over the shared ones.
     func request(over shared: CaptureVideoRequest) -> CaptureVideoRequest {

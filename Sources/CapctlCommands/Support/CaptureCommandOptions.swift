@@ -31,11 +31,10 @@ struct VideoCaptureOptions: ParsableArguments {
     var noRealtime = false
 
     func validate() throws {
-        if let preset = sessionPreset, let required = preset.requiredSize, let size, size.width != required.width || size.height != required.height {
-            throw ValidationError("--session-preset \(preset.rawValue) and --size \(size) disagree; give one of them")
-        }
-        if let pixelFormat, pixelFormat.isEmpty || pixelFormat.count > 16 {
-            throw ValidationError("--pixel-format '\(pixelFormat)' is not a fourcc such as YUYV or MJPG")
+        do throws(SettingError) {
+            try RecordingOptions.validateCapture(sessionPreset: sessionPreset, size: size, pixelFormat: pixelFormat)
+        } catch {
+            throw ValidationError(error.message(.commandLine))
         }
     }
 
@@ -54,11 +53,10 @@ struct AudioCaptureOptions: ParsableArguments {
     var channels: Int?
 
     func validate() throws {
-        if let sampleRate, !(8000...384_000).contains(sampleRate) {
-            throw ValidationError("--sample-rate \(sampleRate) is out of range; use 8000 to 384000, such as 48000")
-        }
-        if let channels, !(1...16).contains(channels) {
-            throw ValidationError("--channels \(channels) is out of range; use 1 to 16")
+        do throws(SettingError) {
+            try RecordingOptions.validateAudioCapture(sampleRate: sampleRate, channels: channels)
+        } catch {
+            throw ValidationError(error.message(.commandLine))
         }
     }
 
@@ -108,54 +106,4 @@ struct EncodingOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Keep finished MP4/MOV files fragmented (for Media Source Extensions) instead of making them regular.")
     var fragmentsOnly = false
-
-    func validate() throws {
-        if let crf, !(0...63).contains(crf) {
-            throw ValidationError("--crf \(crf) is out of range; use 0 to 51 for h264/hevc (23 is the default), up to 63 for vp9/av1")
-        }
-        if crf != nil && bitrate != nil {
-            throw ValidationError("--crf and --bitrate both set the rate; give one")
-        }
-        if let threads, !(0...64).contains(threads) {
-            throw ValidationError("--threads \(threads) is out of range; use 0 (automatic) to 64")
-        }
-        if videoCodec == .copy && (crf != nil || bitrate != nil || preset != nil || keyframeInterval != nil || maxrate != nil) {
-            throw ValidationError("--video-codec copy writes frames as they come; --crf, --bitrate, --maxrate, --preset and --keyframe-interval need an encoder")
-        }
-        if bufsize != nil && maxrate == nil {
-            throw ValidationError("--bufsize is the buffer of a rate cap; give --maxrate too")
-        }
-        if let maxrate, maxrate.bytes < 10_000 {
-            throw ValidationError("--maxrate \(maxrate) is too low for video; use at least 10K, such as 4M")
-        }
-        if fragmentInterval != nil && (noFragments || faststart) {
-            throw ValidationError("--fragment-interval and --no-fragments/--faststart contradict each other; give one")
-        }
-        if fragmentsOnly && (noFragments || faststart) {
-            throw ValidationError("--fragments-only and --no-fragments/--faststart contradict each other; give one")
-        }
-    }
-
-    /// The recording settings these options ask for.
-    func settings() -> RecordingSettings {
-        var settings = RecordingSettings()
-        if let videoCodec { settings.video = videoCodec.encoding }
-        settings.quality = crf
-        settings.videoBitRate = bitrate.map { Int($0.bytes) }
-        settings.encoderPreset = preset
-        settings.maxBitRate = maxrate.map { Int($0.bytes) }
-        settings.rateBufferSize = bufsize.map { Int($0.bytes) }
-        settings.keyframeInterval = keyframeInterval?.time
-        if let threads { settings.videoEncoderOptions["threads"] = String(threads) }
-        settings.audioCodec = audioCodec?.codec
-        settings.audioBitRate = audioBitrate.map { Int($0.bytes) }
-        if noFragments || faststart {
-            settings.fragmentInterval = .invalid
-        } else if let fragmentInterval {
-            settings.fragmentInterval = fragmentInterval.time
-        }
-        settings.optimizeForNetworkUse = faststart
-        settings.keepsMovieFragments = fragmentsOnly
-        return settings
-    }
 }

@@ -4,17 +4,17 @@ import CaptureKit
 /// A device as the user names it on the command line: a node path or ALSA
 /// name, a unique ID, `video:N` / `audio:N`, or a virtual device
 /// (`test-pattern`, `test-tone[:HZ]`, `file:PATH`). Resolved through CaptureKit.
-struct DeviceArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct DeviceArgument: ExpressibleByArgument, CustomStringConvertible {
     let specifier: String
 
-    init?(argument: String) {
+    package init?(argument: String) {
         guard !argument.isEmpty else { return nil }
         specifier = argument
     }
 
-    var description: String { specifier }
+    package var description: String { specifier }
 
-    static var defaultCompletionKind: CompletionKind { .file() }
+    package static var defaultCompletionKind: CompletionKind { .file() }
 
     /// A real camera, resolved as every command resolves a device; a virtual
     /// one is refused with what `refusal` says about it.

@@ -18,20 +18,10 @@ struct OverlayOptions: ParsableArguments {
 
     /// Checks the texts (`--overlay` and each camera's `overlay=`) and that they are drawn at all.
     func validate(cameras: [CameraArgument], copiesVideo: Bool) throws {
-        let texts = ([overlay] + cameras.map(\.overlay)).compactMap { $0 }
-        if overlayPosition != nil && texts.isEmpty {
-            throw ValidationError("--overlay-position places the overlay's text; give --overlay TEXT (or overlay=TEXT on a --video) too")
-        }
-        if copiesVideo && !texts.isEmpty {
-            throw ValidationError("--video-codec copy writes the camera's frames untouched and the overlay draws into frames before they are encoded; leave out one of them")
-        }
-        for text in texts {
-            let option = text == overlay ? "--overlay" : "overlay="
-            if text.isEmpty { throw ValidationError("\(option) is empty; give the text to draw, such as --overlay '%Y-%m-%d %H:%M:%S'") }
-            if !text.unicodeScalars.allSatisfy({ (32...126).contains($0.value) }) {
-                throw ValidationError("\(option) '\(text)': the overlay font has printable ASCII only; write the text without other characters")
-            }
-            if text.utf8.count > 200 { throw ValidationError("\(option) is \(text.utf8.count) characters long; a frame shows at most 200") }
+        do throws(SettingError) {
+            try RecordingOptions.validateOverlay(overlay, position: overlayPosition, cameras: cameras, copiesVideo: copiesVideo)
+        } catch {
+            throw ValidationError(error.message(.commandLine))
         }
     }
 }

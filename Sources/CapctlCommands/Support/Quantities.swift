@@ -59,11 +59,11 @@ package struct DurationArgument: ExpressibleByArgument, CustomStringConvertible 
 
 /// A number of bytes on the command line: `500K`, `20M`, `4G` (powers of
 /// 1000), `1GiB`, `512MiB` (powers of 1024), or plain bytes.
-struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
     let bytes: Int64
     let text: String
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let text = argument.trimmingWhitespace()
         let lower = text.lowercased()
         let number = lower.prefix { $0.isNumber || $0 == "." }
@@ -84,13 +84,13 @@ struct ByteCountArgument: ExpressibleByArgument, CustomStringConvertible {
         self.text = text
     }
 
-    var description: String { text }
+    package var description: String { text }
 
     static var defaultValueDescription: String { "a size: 500K, 20M, 4G (powers of 1000) or 1GiB (powers of 1024)" }
 }
 
 /// `WIDTHxHEIGHT`, each side from 1 to `maximumSide`.
-struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
     let width: Int
     let height: Int
 
@@ -99,7 +99,7 @@ struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
     /// and photo output would take up to 32768.
     static let maximumSide = 16384
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
               (1...Self.maximumSide).contains(width), (1...Self.maximumSide).contains(height) else { return nil }
@@ -107,14 +107,14 @@ struct FrameSizeArgument: ExpressibleByArgument, CustomStringConvertible {
         self.height = height
     }
 
-    var description: String { "\(width)x\(height)" }
+    package var description: String { "\(width)x\(height)" }
 }
 
 /// Frames per second: `30`, `29.97`, `30000/1001`.
-struct RateArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct RateArgument: ExpressibleByArgument, CustomStringConvertible {
     let value: Double
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let parts = argument.split(separator: "/")
         let rate: Double?
         if parts.count == 2, let numerator = Double(parts[0]), let denominator = Double(parts[1]), denominator > 0 {
@@ -126,7 +126,7 @@ struct RateArgument: ExpressibleByArgument, CustomStringConvertible {
         value = rate
     }
 
-    var description: String { String(value) }
+    package var description: String { String(value) }
 }
 
 extension SessionPreset: ExpressibleByArgument {}

@@ -19,53 +19,24 @@ package struct RecordRequest {
     var progress: ProgressStyle
     var progressInterval: MediaTime
 
-    package init(command: Capctl.Record) {
-        let shared = command.capture.request
-        cameras = command.video.map { ($0.device.specifier, $0.request(over: shared), $0.overlay(over: command.overlay)) }
-        audio = command.audio.map(\.specifier)
+    /// The request `options` make; they were validated.
+    package init(options: RecordingOptions) {
+        let shared = options.videoRequest
+        cameras = options.video.map { ($0.device.specifier, $0.request(over: shared), options.overlay(of: $0)) }
+        audio = options.audio.map(\.specifier)
         if cameras.isEmpty && audio.isEmpty {
-            if command.out.flatMap({ FileType(path: $0)?.availableMediaTypes }) == [.audio] {
+            if options.out.flatMap({ FileType(path: $0)?.availableMediaTypes }) == [.audio] {
                 audio = ["default"]
             } else {
-                cameras = [("video:0", shared, command.overlay.shared)]
+                cameras = [("video:0", shared, options.sharedOverlay)]
             }
         }
-        audioRequest = command.audioCapture.request
-        realtime = !command.capture.noRealtime
-        holdsConfigurationLock = !command.noLock
-        progress = command.json ? .json : (command.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
-        progressInterval = command.progressInterval.time
-
-        var settings = command.encoding.settings()
-        settings.audioTracksAreAlternates = command.audioAlternates
-        settings.realTime = realtime
-        settings.timeLapse = command.timeLapse.setting
-        settings.metadata = command.metadata.map { item in
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return MetadataItem(key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
-        }
-        var recording = CaptureRecorderConfiguration(destination: command.out)
-        recording.settings = settings
-        recording.maxDuration = command.maxDuration?.time
-        recording.maxSize = command.maxSize?.bytes
-        recording.minFreeSpace = command.minFreeSpace.bytes
-        recording.segmentDuration = command.segmentDuration?.time
-        recording.segmentSize = command.segmentSize?.bytes
-        recording.overwritesExistingFiles = command.overwrite
-        recording.retention = command.retention.retention
-        recording.stopsOnDeviceLoss = command.stopOnDeviceLoss
-        command.trigger.apply(to: &recording)
-        command.silence.apply(to: &recording)
-        // validate() checked the URLs.
-        let fileType = command.out.flatMap { FileType(path: $0) }
-        recording.streams = ((try? command.streaming.destinations()) ?? []).map { destination in
-            CaptureRecorderStream(destination: destination,
-                                  settings: command.streaming.settings(from: settings, fileType: fileType, format: destination.format),
-                                  keyframeInterval: command.streaming.streamKeyframeInterval?.time,
-                                  connectionTimeout: command.streaming.streamTimeout?.time)
-        }
-        recording.streamsAreRequired = command.streaming.streamRequired
-        self.recording = recording
+        audioRequest = options.audioRequest
+        realtime = !options.noRealtime
+        holdsConfigurationLock = !options.noLock
+        progress = options.json ? .json : (options.progress ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json))
+        progressInterval = options.progressInterval.time
+        recording = options.recorderConfiguration
     }
 
     package var limits: RecordingReporter.Limits {

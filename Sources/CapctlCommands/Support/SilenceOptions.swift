@@ -9,26 +9,13 @@ struct SilenceOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional,
             help: ArgumentHelp("With --silence-timeout: the level, in dBFS, that every sample stays below while silent (default -60).", valueName: "dbfs"))
     var silenceThreshold: DecibelArgument?
-
-    func validate() throws {
-        if silenceThreshold != nil && silenceTimeout == nil {
-            throw ValidationError("--silence-threshold sets what --silence-timeout counts as silence; add --silence-timeout TIME, such as --silence-timeout 10s")
-        }
-    }
-
-    /// The recording's silence watch.
-    func apply(to recording: inout CaptureRecorderConfiguration) {
-        guard let silenceTimeout else { return }
-        recording.silence = AudioSilenceMonitor.Configuration(
-            threshold: silenceThreshold?.decibels ?? AudioSilenceMonitor.Configuration.defaultThreshold, timeout: silenceTimeout.time)
-    }
 }
 
 /// A level in dBFS: `-50`, `-50dB`, `-50dBFS`; above the meter's floor (−160) and up to 0.
-struct DecibelArgument: ExpressibleByArgument, CustomStringConvertible {
+package struct DecibelArgument: ExpressibleByArgument, CustomStringConvertible {
     let decibels: Double
 
-    init?(argument: String) {
+    package init?(argument: String) {
         var text = Substring(argument.trimmingWhitespace().lowercased())
         for unit in ["dbfs", "db"] where text.hasSuffix(unit) {
             text = text.dropLast(unit.count)
@@ -38,7 +25,7 @@ struct DecibelArgument: ExpressibleByArgument, CustomStringConvertible {
         decibels = value
     }
 
-    var description: String { "\(decibels)" }
+    package var description: String { "\(decibels)" }
 
     static var defaultValueDescription: String { "a level in dBFS above -160 and up to 0, such as -50 or -50dB" }
 }

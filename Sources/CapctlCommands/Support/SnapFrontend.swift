@@ -25,7 +25,7 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     func run() throws -> ExitStatus {
         let output = PhotoOutput()
         let series: CapturePhotoSeries
-        do throws(PhotoSeriesError) {
+        do throws(CapturePhotoSeries.SettingsError) {
             series = try CapturePhotoSeries(command.seriesSettings, output: output, delegate: self)
         } catch {
             throw CommandFailure(error.message(naming: Capctl.Snap.optionName), status: .usage)
@@ -71,7 +71,7 @@ final class SnapFrontend: PhotoCaptureDelegate, Sendable {
     }
 
     /// The closing summary, and the status of the first failure.
-    private func report(_ result: PhotoSeriesResult) -> ExitStatus {
+    private func report(_ result: CapturePhotoSeries.Result) -> ExitStatus {
         var errors = result.failures
         if interrupted.load(ordering: .relaxed) {
             // Requests cut short by the user are not failures.

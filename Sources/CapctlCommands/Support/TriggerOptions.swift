@@ -24,47 +24,14 @@ struct TriggerOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Each pause finishes the file and the next resume starts a new one named by OUT's template (%n, strftime fields).")
     var filePerEvent = false
-
-    /// Checks the options against each other and against OUT.
-    func validate(out: String, copiesVideo: Bool) throws {
-        if preRollMemory != nil && preRoll == nil {
-            throw ValidationError("--pre-roll-memory bounds a pre-roll; add --pre-roll TIME, such as --pre-roll 5s")
-        }
-        if let preRollMemory, preRollMemory.bytes < 1_048_576 {
-            throw ValidationError("--pre-roll-memory \(preRollMemory) is too small to hold a keyframe; use at least 1MiB")
-        }
-        if preRoll != nil && copiesVideo {
-            throw ValidationError("--pre-roll keeps video as the encoder compresses it; --video-codec copy cannot be kept: leave out --video-codec copy")
-        }
-        if resumeOn == nil && (pauseAfterStill != nil || minEvent != nil) {
-            throw ValidationError("--pause-after-still and --min-event tune motion triggering; add --resume-on motion")
-        }
-        if filePerEvent, (try? FileNameTemplate(out))?.namesEachFile != true {
-            throw ValidationError("with --file-per-event, OUT must name each file: add %n (the file number) or time fields, such as 'event-%3n.mp4' or 'event-%Y%m%d-%H%M%S.mp4'")
-        }
-    }
-
-    /// The recording's start, pre-roll and motion trigger.
-    func apply(to recording: inout CaptureRecorderConfiguration) {
-        recording.startsPaused = startPaused
-        recording.preRoll = preRoll?.time
-        recording.preRollMemoryLimit = preRollMemory.map { Int($0.bytes) }
-        recording.filePerEvent = filePerEvent
-        guard case .motion(let percent)? = resumeOn else { return }
-        var motion = MotionDetector.Configuration()
-        if let percent { motion.threshold = percent }
-        if let minEvent { motion.minimumDuration = minEvent.time }
-        if let pauseAfterStill { motion.stillDuration = pauseAfterStill.time }
-        recording.motion = motion
-    }
 }
 
 /// What `--resume-on` resumes a recording on.
-enum ResumeTrigger: ExpressibleByArgument {
+package enum ResumeTrigger: ExpressibleByArgument, Sendable {
     /// Motion in the camera's picture; the share of it (percent) that must change.
     case motion(percent: Double?)
 
-    init?(argument: String) {
+    package init?(argument: String) {
         let parts = argument.lowercased().split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.first == "motion" else { return nil }
         guard parts.count == 2 else {

@@ -25,7 +25,7 @@ import Glibc
 ///     let result = series.waitUntilFinished()
 public final class CapturePhotoSeries: Sendable {
     /// The settings, checked.
-    public let settings: PhotoSeriesSettings
+    public let settings: Settings
     /// The format every photo is written in.
     public let format: PhotoFileFormat
     private let template: FileNameTemplate?
@@ -46,13 +46,13 @@ public final class CapturePhotoSeries: Sendable {
         /// The timer of a time-lapse's next photo, while it runs: it asks for
         /// the photo only if this is still its number when it fires.
         var nextPhoto: Int?
-        var result: PhotoSeriesResult?
-        var waiters: [CheckedContinuation<PhotoSeriesResult, Never>] = []
+        var result: Result?
+        var waiters: [CheckedContinuation<Result, Never>] = []
     }
 
     /// A series on `output`; throws for settings that do not go together.
-    public init(_ settings: PhotoSeriesSettings, output: PhotoOutput,
-                delegate: (any PhotoCaptureDelegate & Sendable)? = nil) throws(PhotoSeriesError) {
+    public init(_ settings: Settings, output: PhotoOutput,
+                delegate: (any PhotoCaptureDelegate & Sendable)? = nil) throws(SettingsError) {
         try settings.validate()
         self.settings = settings
         // validate() made sure both exist.
@@ -61,7 +61,7 @@ public final class CapturePhotoSeries: Sendable {
         self.output = output
         self.delegate = delegate
         if let problem = Self.fileWrittenTwice(plannedFiles) {
-            throw PhotoSeriesError(.destination, .writtenTwice(problem))
+            throw SettingsError(.destination, .writtenTwice(problem))
         }
     }
 
@@ -166,16 +166,16 @@ public final class CapturePhotoSeries: Sendable {
     }
 
     /// Waits for the end of the series, holding the calling thread.
-    public func waitUntilFinished() -> PhotoSeriesResult {
+    public func waitUntilFinished() -> Result {
         ended.wait()
         ended.signal()
         return state.withLock { $0.result! }
     }
 
     /// Waits for the end of the series, holding no thread.
-    public func finished() async -> PhotoSeriesResult {
+    public func finished() async -> Result {
         await withCheckedContinuation { continuation in
-            let result = state.withLock { state -> PhotoSeriesResult? in
+            let result = state.withLock { state -> Result? in
                 if let result = state.result { return result }
                 state.waiters.append(continuation)
                 return nil
@@ -186,7 +186,7 @@ public final class CapturePhotoSeries: Sendable {
 
     /// Ends the series when nothing is waited for and no photo is still to come.
     private func finishIfDone() {
-        let (result, waiters) = state.withLock { state -> (PhotoSeriesResult?, [CheckedContinuation<PhotoSeriesResult, Never>]) in
+        let (result, waiters) = state.withLock { state -> (Result?, [CheckedContinuation<Result, Never>]) in
             guard state.result == nil, state.done == state.issued, state.nextPhoto == nil, !hasMore(state) else { return (nil, []) }
             return finish(&state)
         }
@@ -201,8 +201,8 @@ public final class CapturePhotoSeries: Sendable {
             && !(settings.stopsAfterFailure && !state.failures.isEmpty)
     }
 
-    private func finish(_ state: inout State) -> (PhotoSeriesResult?, [CheckedContinuation<PhotoSeriesResult, Never>]) {
-        let result = PhotoSeriesResult(photos: state.photos, failures: state.failures, requested: settings.count,
+    private func finish(_ state: inout State) -> (Result?, [CheckedContinuation<Result, Never>]) {
+        let result = Result(photos: state.photos, failures: state.failures, requested: settings.count,
                                        isStopped: state.isStopped, captureEnded: state.captureEnded)
         state.result = result
         defer { state.waiters = [] }
@@ -299,19 +299,21 @@ public final class CapturePhotoSeries: Sendable {
     }
 }
 
-/// How a photo series ended.
-public struct PhotoSeriesResult: Sendable {
-    /// The photos made, in the order they were captured.
-    public let photos: [CapturedPhoto]
-    /// The photos that failed, in order.
-    public let failures: [PhotoError]
-    /// How many photos the settings asked for.
-    public let requested: Int
-    /// Whether `stop()` ended the series.
-    public let isStopped: Bool
-    /// Why capture ended before the series did, when it did.
-    public let captureEnded: String?
+extension CapturePhotoSeries {
+    /// How a photo series ended.
+    public struct Result: Sendable {
+        /// The photos made, in the order they were captured.
+        public let photos: [CapturedPhoto]
+        /// The photos that failed, in order.
+        public let failures: [PhotoError]
+        /// How many photos the settings asked for.
+        public let requested: Int
+        /// Whether `stop()` ended the series.
+        public let isStopped: Bool
+        /// Why capture ended before the series did, when it did.
+        public let captureEnded: String?
 
-    /// Whether every photo asked for was made.
-    public var isComplete: Bool { photos.count == requested }
+        /// Whether every photo asked for was made.
+        public var isComplete: Bool { photos.count == requested }
+    }
 }
