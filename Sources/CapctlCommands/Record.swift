@@ -228,7 +228,7 @@ extension Capctl {
         var maxSize: ByteCountArgument?
 
         @Option(name: .long, help: ArgumentHelp("Stop before free space falls below this (0: no check).", valueName: "size"))
-        var minFreeSpace = ByteCountArgument(bytes: 64 * 1_048_576, text: "64MiB")
+        var minFreeSpace = RecordingOptions.defaultMinFreeSpace
 
         @Option(name: .long, help: ArgumentHelp("Start a new file every TIME of media.", valueName: "time"))
         var segmentDuration: DurationArgument?
@@ -258,7 +258,7 @@ extension Capctl {
         var progress: ProgressStyle?
 
         @Option(name: .long, help: ArgumentHelp("Time between progress reports.", valueName: "time"))
-        package var progressInterval = DurationArgument(argument: "1")!
+        var progressInterval = RecordingOptions.defaultProgressInterval
 
         @Flag(name: .long, help: "Same as --progress json.")
         var json = false

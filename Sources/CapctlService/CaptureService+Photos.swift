@@ -76,7 +76,8 @@ extension CaptureService {
             throw ServiceError(.badRequest, "camera \(camera.id) (\(camera.input.source.path)) has no flash or torch the service can fire; use flash off or auto")
         }
         do throws(PhotoError) { try series.start() } catch { throw serviceError(error) }
-        let result = await series.finished()
+        // A client that goes away asks for no further photo (those asked for are still made).
+        let result = await withTaskCancellationHandler { await series.finished() } onCancel: { series.stop() }
         if let failure = result.failures.first { throw serviceError(failure) }
         guard result.isComplete else {
             throw ServiceError(.unavailable, "the service is stopping: the camera no longer runs (\(result.photos.count) of \(result.requested) photos taken)")

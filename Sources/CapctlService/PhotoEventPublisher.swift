@@ -25,7 +25,7 @@ final class PhotoEventPublisher: PhotoCaptureDelegate, Sendable {
         event.bytes = photo.byteCount
         event.timestamp = photo.timestamp.seconds
         event.sequence = photo.sequence
-        events.publish(CameraEvent(camera: camera, event: event))
+        events.publish(TaggedEvent(tag: ("camera", camera), event: event))
     }
 
     func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: PhotoError?) {
@@ -33,20 +33,6 @@ final class PhotoEventPublisher: PhotoCaptureDelegate, Sendable {
         var event = SnapReporter.Event("photo-failed", settings)
         event.path = settings.outputPath.map(folder.name)
         event.error = error.description
-        events.publish(CameraEvent(camera: camera, event: event))
-    }
-}
-
-/// An event with the id of the camera it concerns, in the same JSON object.
-struct CameraEvent<Event: Encodable>: Encodable {
-    let camera: String
-    let event: Event
-
-    private enum Keys: String, CodingKey { case camera }
-
-    func encode(to encoder: any Encoder) throws {
-        try event.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(camera, forKey: .camera)
+        events.publish(TaggedEvent(tag: ("camera", camera), event: event))
     }
 }

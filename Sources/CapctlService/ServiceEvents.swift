@@ -64,20 +64,26 @@ struct EventSink: RecordingEventSink {
     let events: ServiceEvents
 
     func send<T: Encodable>(_ event: T) {
-        events.publish(RecordingEvent(recording: recording, event: event))
+        events.publish(TaggedEvent(tag: ("recording", recording), event: event))
     }
 }
 
-/// An event with the id of the recording it concerns, in the same JSON object.
-private struct RecordingEvent<Event: Encodable>: Encodable {
-    let recording: String
+/// An event with the id of what it concerns (`recording`, `camera`) added to the same JSON object.
+struct TaggedEvent<Event: Encodable>: Encodable {
+    /// The key and the id.
+    let tag: (key: String, id: String)
     let event: Event
 
-    private enum Keys: String, CodingKey { case recording }
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     func encode(to encoder: any Encoder) throws {
         try event.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(recording, forKey: .recording)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(tag.id, forKey: Key(stringValue: tag.key))
     }
 }

@@ -7,8 +7,9 @@ extension ServiceRouter {
     /// `/recordings`: start one, list them, one's progress, and its requests.
     static func addRecordingRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("recordings") { request, context in
-            let recording = try StartRecordingRequest(json: try await object(request, context: context))
-            let created = try await offload { try service.startRecording(recording) }
+            let body = try await object(request, context: context)
+            // Checking the settings may ask libavcodec for an encoder's presets: off the event loop too.
+            let created = try await offload { try service.startRecording(try StartRecordingRequest(json: body)) }
             var response = json(created, status: .created)
             response.headers[.location] = "/recordings/\(created.id)"
             return response

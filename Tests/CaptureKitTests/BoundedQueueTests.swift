@@ -109,7 +109,7 @@ import Testing
 
     /// A deadline already past ends a timed wait at once, answering that it passed.
     @Test func aConditionWaitWithAPastDeadlineReturnsAtOnce() {
-        let lock = ConditionLock(())
+        let lock = Locked(())
         let start = MonotonicClock.nowNanoseconds()
         let timedOut = lock.withLock(waitingWhile: { _ in true }, untilMonotonicNanoseconds: start - 1_000_000) { _, timedOut in timedOut }
         #expect(timedOut)

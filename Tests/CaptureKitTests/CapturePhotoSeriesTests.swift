@@ -166,4 +166,49 @@ import Testing
         #expect(result.captureEnded != nil && result.photos.count == 1 && !result.isStopped)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["e-1.jpg"])
     }
+
+    /// A burst asked for while the camera already runs: every photo once,
+    /// however soon the first are done (again and again, to meet the race).
+    @Test func aBurstOnARunningCameraTakesEachPhotoOnce() throws {
+        let directory = try folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = PhotoOutput()
+        let session = CaptureSession()
+        session.addInput(CaptureInput(source: TestPatternSource(request: CaptureVideoRequest(width: 64, height: 48, framesPerSecond: 120), realtime: true)))
+        session.addOutput(output)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        for round in 1...4 {
+            let series = try CapturePhotoSeries(Self.settings(directory + "/r\(round)-%n.png") { $0.count = 6 }, output: output)
+            try series.start()
+            let result = series.waitUntilFinished()
+            #expect(result.isComplete && result.failures.isEmpty, "round \(round): \(result.failures)")
+            #expect(result.photos.compactMap(\.path) == (1...6).map { directory + "/r\(round)-\($0).png" })
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 24)
+    }
+
+    @Test func aSeriesStoppedOrEndedBeforeItStartsAsksForNothing() throws {
+        let directory = try folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = PhotoOutput()
+        let stopped = try CapturePhotoSeries(Self.settings(directory + "/s-%n.jpg") { $0.count = 2 }, output: output)
+        stopped.stop()
+        try stopped.start()
+        let result = stopped.waitUntilFinished()
+        #expect(result.isStopped && result.photos.isEmpty && result.failures.isEmpty)
+
+        // A session that ran and stopped: the photo is refused, not kept for a restart.
+        let session = CaptureSession()
+        session.addInput(pattern())
+        session.addOutput(output)
+        try session.startRunning()
+        session.stopRunning()
+        let late = try CapturePhotoSeries(Self.settings(directory + "/l.jpg"), output: output)
+        #expect(throws: PhotoError.self) { try late.start() }
+        let ended = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { _ = late.waitUntilFinished(); ended.signal() }
+        #expect(ended.wait(timeout: .now() + 30) == .success)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
 }

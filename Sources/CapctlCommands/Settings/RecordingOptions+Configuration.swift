@@ -5,18 +5,27 @@ import CaptureKit
 extension RecordingOptions {
     /// What every camera is asked for, unless it asks otherwise.
     var videoRequest: CaptureVideoRequest {
-        CaptureVideoRequest(preset: sessionPreset, width: size?.width, height: size?.height, framesPerSecond: fps?.value,
+        Self.videoRequest(preset: sessionPreset, size: size, fps: fps, pixelFormat: pixelFormat, libv4l2: libv4l2)
+    }
+
+    /// The capture request these options make (also `snap`'s and `serve`'s).
+    static func videoRequest(preset: SessionPreset?, size: FrameSizeArgument?, fps: RateArgument?, pixelFormat: String?,
+                             libv4l2: Bool) -> CaptureVideoRequest {
+        CaptureVideoRequest(preset: preset, width: size?.width, height: size?.height, framesPerSecond: fps?.value,
                             pixelFormat: pixelFormat, useLibv4l2: libv4l2)
     }
 
     var audioRequest: CaptureAudioRequest { CaptureAudioRequest(sampleRate: sampleRate, channels: channels) }
 
     /// The overlay of a camera with no text of its own.
-    var sharedOverlay: TextOverlay? { overlay.map { TextOverlay(text: $0, position: overlayPosition ?? .topLeft) } }
+    var sharedOverlay: TextOverlay? { Self.overlay(overlay, position: overlayPosition) }
 
     /// Camera `camera`'s overlay: its own text, else the shared one.
-    func overlay(of camera: CameraArgument) -> TextOverlay? {
-        (camera.overlay ?? overlay).map { TextOverlay(text: $0, position: overlayPosition ?? .topLeft) }
+    func overlay(of camera: CameraArgument) -> TextOverlay? { Self.overlay(camera.overlay ?? overlay, position: overlayPosition) }
+
+    /// `text` as an overlay at `position` (top left unless given); also `serve`'s.
+    static func overlay(_ text: String?, position: TextOverlay.Position?) -> TextOverlay? {
+        text.map { TextOverlay(text: $0, position: position ?? .topLeft) }
     }
 
     /// The file's encoding.

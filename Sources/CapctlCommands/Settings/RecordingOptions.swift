@@ -69,7 +69,7 @@ package struct RecordingOptions: Sendable {
     package var overwrite = false
     package var noLock = false
     package var progress: ProgressStyle?
-    package var progressInterval = DurationArgument(argument: "1")!
+    package var progressInterval = RecordingOptions.defaultProgressInterval
     package var json = false
     // Streaming
     package var stream: [String] = []
@@ -85,6 +85,8 @@ package struct RecordingOptions: Sendable {
 
     /// --min-free-space when none is given.
     package static let defaultMinFreeSpace = ByteCountArgument(bytes: 64 * 1_048_576, text: "64MiB")
+    /// --progress-interval when none is given.
+    package static let defaultProgressInterval = DurationArgument(argument: "1")!
 
     package init() {}
 

@@ -82,7 +82,7 @@ package struct CameraArgument: ExpressibleByArgument, CustomStringConvertible {
 
     /// This camera's overlay: its own text, else `shared`'s, placed as `shared` says.
     func overlay(over shared: OverlayOptions) -> TextOverlay? {
-        (overlay ?? shared.overlay).map { TextOverlay(text: $0, position: shared.overlayPosition ?? .topLeft) }
+        RecordingOptions.overlay(overlay ?? shared.overlay, position: shared.overlayPosition)
     }
 
     package static var defaultCompletionKind: CompletionKind { .file() }

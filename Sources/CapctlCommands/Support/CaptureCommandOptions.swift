@@ -39,8 +39,7 @@ struct VideoCaptureOptions: ParsableArguments {
     }
 
     var request: CaptureVideoRequest {
-        CaptureVideoRequest(preset: sessionPreset, width: size?.width, height: size?.height, framesPerSecond: fps?.value,
-                            pixelFormat: pixelFormat, useLibv4l2: libv4l2)
+        RecordingOptions.videoRequest(preset: sessionPreset, size: size, fps: fps, pixelFormat: pixelFormat, libv4l2: libv4l2)
     }
 }
 

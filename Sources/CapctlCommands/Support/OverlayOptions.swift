@@ -14,7 +14,7 @@ struct OverlayOptions: ParsableArguments {
     var overlayPosition: TextOverlay.Position?
 
     /// The overlay of a camera with no text of its own.
-    var shared: TextOverlay? { overlay.map { TextOverlay(text: $0, position: overlayPosition ?? .topLeft) } }
+    var shared: TextOverlay? { RecordingOptions.overlay(overlay, position: overlayPosition) }
 
     /// Checks the texts (`--overlay` and each camera's `overlay=`) and that they are drawn at all.
     func validate(cameras: [CameraArgument], copiesVideo: Bool) throws {

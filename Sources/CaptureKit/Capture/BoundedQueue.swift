@@ -22,12 +22,12 @@ final class BoundedQueue<Element>: Sendable {
         var woken = false
         var refused = 0
     }
-    private let lock: ConditionLock<Ring>
+    private let lock: Locked<Ring>
 
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
-        lock = ConditionLock(Ring(items: Array(repeating: nil, count: capacity)))
+        lock = Locked(Ring(items: Array(repeating: nil, count: capacity)))
     }
 
     /// Adds `item` unless the queue is full or closed; returns whether it

@@ -231,7 +231,7 @@ final class VideoDataDelivery: Sendable {
         /// A call handed to the delegate's queue has not ended yet.
         var pending = false
     }
-    private let lock = ConditionLock(Calls())
+    private let lock = Locked(Calls())
 
     init(capacity: Int) {
         queue = BoundedQueue(capacity: capacity)

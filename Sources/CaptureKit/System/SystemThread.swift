@@ -11,7 +11,7 @@ package final class SystemThread: Sendable {
     /// Who lets the thread go (joined or detached, once); its condition wakes
     /// the callers of `join()` that wait for the one joining.
     private enum Release { case none, joining, joined, detached }
-    private let released = ConditionLock(Release.none)
+    private let released = Locked(Release.none)
 
     /// Starts `body` on a new thread; `name` says what it is for in errors.
     package init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemCallError) {

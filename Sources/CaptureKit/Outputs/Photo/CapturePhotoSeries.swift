@@ -14,8 +14,9 @@ import Glibc
 /// is due at first + (N − 1) × interval, whatever the processing took). A
 /// burst asks for every photo at once: each takes a later frame.
 ///
-/// The delegate hears every request's calls, as the output makes them, on
-/// the output's processing thread; the end is `waitUntilFinished()` or
+/// The delegate hears every request's calls as the output makes them: on
+/// its processing thread, or for a request it refuses on the spot (its
+/// queue closed or full), on the thread that asked; the end is `waitUntilFinished()` or
 /// `finished()`. The series ends when every photo is done, when it is
 /// stopped, or when capture ends (the session stops, the camera goes away).
 ///
@@ -47,6 +48,10 @@ public final class CapturePhotoSeries: Sendable {
         /// the photo only if this is still its number when it fires.
         var nextPhoto: Int?
         var result: Result?
+        /// While `start()` asks for the first photos.
+        var isStarting = false
+        /// The output's token for this series' end observer.
+        var endObserver: Int?
         var waiters: [CheckedContinuation<Result, Never>] = []
     }
 
@@ -137,22 +142,41 @@ public final class CapturePhotoSeries: Sendable {
     // MARK: Running
 
     /// Asks for the first photo (a burst: every photo); the output keeps
-    /// requests made before its session starts for its first frames. Throws
-    /// what the output refuses at once (flash on without a flash …).
+    /// requests made before its session first starts for its first frames.
+    /// Throws what the output refuses at once (flash on without a flash,
+    /// capture that has ended); the photos asked for before are then waited
+    /// for, and the series ends with them. A series stopped, or whose capture
+    /// ended, before it starts asks for nothing.
     public func start() throws(PhotoError) {
-        output.whenCaptureEnds { [weak self] reason in self?.captureDidEnd(reason) }
+        let token = output.whenCaptureEnds { [weak self] reason in self?.captureDidEnd(reason) }
         let first = settings.interval <= .zero ? settings.count : 1
+        // Every photo of the first batch counts as asked for before any is, so that one
+        // done meanwhile neither ends the series nor sets a timer.
+        let begins = state.withLock { state -> Bool in
+            state.endObserver = token
+            guard state.result == nil, !state.isStopped, state.captureEnded == nil else { return false }
+            state.issued = first
+            state.isStarting = true
+            return true
+        }
+        guard begins else { return }
+        var refusal: PhotoError?
         for number in 1...first {
-            state.withLock { $0.issued = number }
             do {
-                try output.capturePhoto(with: photoSettings(number: number), delegate: Relay(series: self), waitsForStart: true)
+                try output.capturePhoto(with: photoSettings(number: number), delegate: Relay(series: self), waiting: .forFirstStart)
             } catch {
-                state.withLock { $0.issued = number - 1 }
-                // Requests already made are waited for by whoever waits for the series.
-                if number > 1 { stop() }
-                throw error
+                state.withLock { state in
+                    state.issued = number - 1
+                    state.isStopped = true
+                }
+                refusal = error
+                break
             }
         }
+        state.withLock { $0.isStarting = false }
+        scheduleNextPhoto()
+        finishIfDone()
+        if let refusal { throw refusal }
     }
 
     /// Asks for no further photo; the series ends once the photos already
@@ -187,10 +211,13 @@ public final class CapturePhotoSeries: Sendable {
     /// Ends the series when nothing is waited for and no photo is still to come.
     private func finishIfDone() {
         let (result, waiters) = state.withLock { state -> (Result?, [CheckedContinuation<Result, Never>]) in
-            guard state.result == nil, state.done == state.issued, state.nextPhoto == nil, !hasMore(state) else { return (nil, []) }
+            guard state.result == nil, !state.isStarting, state.done == state.issued, state.nextPhoto == nil, !hasMore(state) else {
+                return (nil, [])
+            }
             return finish(&state)
         }
         guard let result else { return }
+        if let token = state.withLock({ $0.endObserver }) { output.removeEndObserver(token) }
         for waiter in waiters { waiter.resume(returning: result) }
         ended.signal()
     }
@@ -221,8 +248,9 @@ public final class CapturePhotoSeries: Sendable {
     /// photo's capture time plus `issued` intervals.
     private func scheduleNextPhoto() {
         let interval = settings.interval.converted(toTimescale: MonotonicClock.timescale).value
+        guard interval > 0 else { return }
         let timer = state.withLock { state -> (number: Int, delay: Int64)? in
-            guard state.result == nil, state.done == state.issued, state.nextPhoto == nil, hasMore(state) else { return nil }
+            guard state.result == nil, !state.isStarting, state.done == state.issued, state.nextPhoto == nil, hasMore(state) else { return nil }
             let due = (state.firstCapture ?? MonotonicClock.nowNanoseconds()) + Int64(state.issued) * interval
             state.nextPhoto = state.issued + 1
             return (state.issued + 1, max(0, due - MonotonicClock.nowNanoseconds()))
@@ -243,12 +271,12 @@ public final class CapturePhotoSeries: Sendable {
         }
         guard due else { return }
         do {
-            try output.capturePhoto(with: photoSettings(number: number), delegate: Relay(series: self), waitsForStart: false)
+            try output.capturePhoto(with: photoSettings(number: number), delegate: Relay(series: self), waiting: .never)
         } catch .captureEnded(let reason) {
             state.withLock { $0.issued -= 1 }
             captureDidEnd(reason)
         } catch {
-            // Refused at once: a failure of that photo, as the delegate would hear it.
+            // Refused at once (the output made no call for it): counted as a failed photo.
             state.withLock { $0.done += 1; $0.failures.append(error) }
             scheduleNextPhoto()
             finishIfDone()

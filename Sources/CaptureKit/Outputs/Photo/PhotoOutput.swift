@@ -96,8 +96,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     private var queue: BoundedQueue<Message>?
     private var thread: CaptureThread?
     var endReason: String?
-    /// Told once when capture ends (the camera ended, or the session stopped), with why.
-    private var endObservers: [@Sendable (String) -> Void] = []
+    /// Told once when capture ends (the camera ended, or the session stopped), with why; by token.
+    private var endObservers: [Int: @Sendable (String) -> Void] = [:]
+    private var nextObserverToken = 0
     private var format: CaptureVideoFormat?
     private var warmupSetting = PhotoWarmup.none
     var liveEnabled = false
@@ -124,14 +125,24 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     /// flash device; the rest of what can go wrong reaches the delegate
     /// through `didFinishCapture(error:)`, after the progress events.
     public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) throws(PhotoError) {
-        try capturePhoto(with: settings, delegate: delegate, waitsForStart: true)
+        try capturePhoto(with: settings, delegate: delegate, waiting: .forAnyStart)
     }
 
-    /// As `capturePhoto(with:delegate:)`; without `waitsForStart`, a request
-    /// made while the output is not capturing (its session stopped, or its
-    /// camera ended) is refused with `captureEnded` instead of waiting for
-    /// the next start: a series asks so for every photo after its first.
-    func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate, waitsForStart: Bool) throws(PhotoError) {
+    /// Whether a request made while the output is not capturing waits for a start.
+    enum StartWait {
+        /// Waits for the next start (`capturePhoto(with:delegate:)`).
+        case forAnyStart
+        /// Waits only for the output's first start: once capture has ended
+        /// (the session stopped, the camera ended), it is refused with
+        /// `captureEnded` rather than kept for a restart that may never come.
+        case forFirstStart
+        /// Refused with `captureEnded` unless the output is capturing now.
+        case never
+    }
+
+    /// As `capturePhoto(with:delegate:)`, waiting for a start as `waiting`
+    /// says: a series asks its first photos so, and the later ones `never`.
+    func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate, waiting: StartWait) throws(PhotoError) {
         if let quality = settings.quality, !(1...100).contains(quality) {
             throw .unsupported("JPEG quality \(quality) is out of range; use 1 to 100")
         }
@@ -141,8 +152,12 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         let request = Request(settings: settings, delegate: delegate)
         let queue = try lock.withLock { () throws(PhotoError) -> BoundedQueue<Message>? in
             guard usedIDs.insert(settings.uniqueID).inserted else { throw .settingsReused(uniqueID: settings.uniqueID) }
-            if !waitsForStart, self.queue == nil || endReason != nil {
-                throw .captureEnded(endReason ?? "capture is not running")
+            switch waiting {
+            case .forAnyStart: break
+            case .forFirstStart:
+                if let endReason { throw .captureEnded(endReason) }
+            case .never:
+                if self.queue == nil || endReason != nil { throw .captureEnded(endReason ?? "capture is not running") }
             }
             if let queue = self.queue { return queue }
             waitingForStart.append(request)
@@ -309,20 +324,29 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
 
     /// Calls `observer` once, when capture ends: at once when its camera has
     /// ended while the session runs, else when this run (or, before the
-    /// session starts, the next one) ends.
-    func whenCaptureEnds(_ observer: @escaping @Sendable (String) -> Void) {
-        let ended = lock.withLock { () -> String? in
-            if queue != nil, let endReason { return endReason }
-            endObservers.append(observer)
-            return nil
+    /// session starts, the next one) ends. Answers a token for
+    /// `removeEndObserver(_:)` (nil when it was called at once).
+    @discardableResult
+    func whenCaptureEnds(_ observer: @escaping @Sendable (String) -> Void) -> Int? {
+        let (ended, token) = lock.withLock { () -> (String?, Int?) in
+            if queue != nil, let endReason { return (endReason, nil) }
+            nextObserverToken += 1
+            endObservers[nextObserverToken] = observer
+            return (nil, nextObserverToken)
         }
         if let ended { observer(ended) }
+        return token
+    }
+
+    /// Forgets an observer that no longer needs telling.
+    func removeEndObserver(_ token: Int) {
+        lock.withLock { _ = endObservers.removeValue(forKey: token) }
     }
 
     private func tellEndObservers() {
         let (observers, reason) = lock.withLock { () -> ([@Sendable (String) -> Void], String) in
-            defer { endObservers = [] }
-            return (endObservers, endReason ?? "capture ended")
+            defer { endObservers = [:] }
+            return (Array(endObservers.values), endReason ?? "capture ended")
         }
         for observer in observers { observer(reason) }
     }
