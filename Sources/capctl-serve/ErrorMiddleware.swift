@@ -12,6 +12,8 @@ import NIOCore
 /// pass through untouched.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
+    /// The methods the service's paths take: a path it has, asked with another method, is a 405.
+    let routes: RouteMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -23,7 +25,13 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             let message: String
             switch error.status {
-            case .notFound: message = "no such path: \(request.uri.path); GET /openapi.json describes the API"
+            case .notFound:
+                let allowed = routes.methods(for: request.uri.path)
+                guard allowed.isEmpty else {
+                    throw ServiceHTTPError(status: .methodNotAllowed, message: "\(request.method) is not taken on \(request.uri.path); it takes \(allowed.joined(separator: ", "))",
+                                           headers: [.allow: allowed.joined(separator: ", ")])
+                }
+                message = "no such path: \(request.uri.path); GET /openapi.json describes the API"
             case .methodNotAllowed: message = "\(request.method) is not taken on \(request.uri.path)"
             case .contentTooLarge: message = "the request body is larger than 64 KiB"
             default: message = error.body ?? error.status.reasonPhrase

@@ -9,8 +9,9 @@ import Hummingbird
 enum ServiceRouter {
     static func make(service: any CaptureServing, configuration: ServiceConfiguration, accessLog: AccessLog) -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
+        let routes = RouteMethods()
         router.add(middleware: AccessLogMiddleware(log: accessLog))
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: RequestGuardMiddleware(configuration: configuration))
         router.add(middleware: ContentTypeMiddleware())
 
@@ -25,6 +26,7 @@ enum ServiceRouter {
         addEventRoutes(to: router, service: service)
         addLiveViewRoutes(to: router, service: service)
         addMetricsRoutes(to: router, service: service, accessLog: accessLog)
+        routes.learn(router)
         return router
     }
 

@@ -39,8 +39,16 @@ import Testing
             let missing = try await client.send(.get, "/nothing-here")
             #expect(missing.status == .notFound)
             #expect(missing.error == "no such path: /nothing-here; GET /openapi.json describes the API")
-            let wrongMethod = try await client.send(.put, "/session")
-            #expect(wrongMethod.status == .notFound)
+            // A path the service has, asked with another method: 405, with the methods it takes.
+            for (method, path, allowed) in [(HTTPRequest.Method.put, "/session", "GET"), (.put, "/recordings", "GET, POST"),
+                                             (.get, "/recordings/rec-1/stop", "POST"), (.delete, "/files", "GET"),
+                                             (.put, "/files/a/b.mp4", "DELETE, GET, HEAD"), (.delete, "/devices/0/torch", "GET, POST")] {
+                let wrongMethod = try await client.send(method, path)
+                #expect(wrongMethod.status == .methodNotAllowed, "\(method) \(path): \(wrongMethod.status)")
+                #expect(wrongMethod.headers[.allow] == allowed, "\(method) \(path)")
+                #expect(wrongMethod.error == "\(method) is not taken on \(path); it takes \(allowed)")
+            }
+            #expect(try await client.send(.put, "/nothing-here").status == .notFound)
             let recording = try await client.send(.get, "/recordings/rec-9")
             #expect(recording.status == .notFound)
             #expect(recording.error == "no recording 'rec-9'; GET /recordings lists them")
