@@ -39,27 +39,12 @@ extension CaptureService {
     /// is applied. A JSON object has no order: switches of automatic modes
     /// (names holding "auto") and the camera features focus, exposure and
     /// white_balance come first, so that `{"gain_automatic": false, "gain": 100}` works.
-    package func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument {
+    package func applyControls(device id: String, _ changes: ControlChanges) throws(ServiceError) -> SetDocument {
         let (camera, discovery, named) = try namedCamera(id)
         guard case .hardware(let device) = named else {
             throw ServiceError(.badRequest, "device \(id) (\(camera.source.path)) is a virtual camera: it has no controls to set")
         }
-        guard !settings.isEmpty else {
-            throw ServiceError(.badRequest, "give at least one control, such as {\"brightness\": 10}; GET /devices/\(id)/controls lists them")
-        }
-        var assignments: [ControlAssignment] = []
-        for (name, value) in Self.ordered(settings) {
-            let text: String
-            switch value {
-            case .bool(let on): text = on ? "on" : "off"
-            default:
-                guard let word = value.word else {
-                    throw ServiceError(.badRequest, "\(name) must be a number, a string or true/false, not \(value.kindName)")
-                }
-                text = word
-            }
-            assignments.append(ControlAssignment(key: name, value: text))
-        }
+        let assignments = changes.assignments
         var applied: [AppliedSetting] = []
         do throws(ControlError) {
             try controlChanges.withLock { _ throws(ControlError) in
@@ -78,9 +63,8 @@ extension CaptureService {
     /// `POST /devices/{id}/torch` with `{"on": true}`, `{"on": false}`,
     /// `{"level": 0.5}` or `{"level": "max"}` (a level turns it on); `{}`
     /// changes nothing. Answers `capctl set-torch --json`'s document.
-    package func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON {
+    package func setTorch(device id: String, _ request: TorchRequest) throws(ServiceError) -> TorchStatusJSON {
         let camera = try input(id)
-        let request = try TorchRequest(settings)
         do throws(TorchError) {
             let status = try controlChanges.withLock { _ throws(TorchError) -> TorchStatus in
                 try camera.withTorchLockedForConfiguration { torch throws(TorchError) -> TorchStatus in
@@ -109,17 +93,6 @@ extension CaptureService {
             return (camera, discovery, try NamedDevice(camera.source.path, expecting: .video, discovery: discovery))
         } catch {
             throw ServiceError(.unavailable, error.description)
-        }
-    }
-
-    /// Automatic-mode switches and the feature modes first, then the rest, each by name.
-    static func ordered(_ settings: [String: JSONValue]) -> [(String, JSONValue)] {
-        func first(_ name: String) -> Bool {
-            let lowered = name.lowercased()
-            return lowered.contains("auto") || ["focus", "exposure", "white_balance"].contains(lowered)
-        }
-        return settings.sorted { left, right in
-            first(left.key) != first(right.key) ? first(left.key) : left.key < right.key
         }
     }
 
@@ -156,41 +129,6 @@ extension CaptureService {
         case .levelUnavailable: return ServiceError(.unavailable, error.description + "; try again later, or level \"max\"")
         case .control(let controlError): return serviceError(controlError, device: "")
         case .permissionDenied, .io: return ServiceError(.failed, error.description)
-        }
-    }
-}
-
-/// What a torch request asks: on at a level, off, or only its state.
-enum TorchRequest {
-    case on(TorchLevel)
-    case off
-    case status
-
-    init(_ settings: [String: JSONValue]) throws(ServiceError) {
-        for key in settings.keys.sorted() where key != "on" && key != "level" {
-            throw ServiceError(.badRequest, "unknown setting '\(key)'; the torch takes on (true or false) and level (above 0 up to 1.0, or \"max\")")
-        }
-        var level: TorchLevel?
-        if let value = settings["level"] {
-            switch value {
-            case .integer, .number:
-                guard let text = value.word, let number = Double(text), number > 0, number <= 1 else {
-                    throw ServiceError(.badRequest, "level \(value.word ?? "") is outside 0.0-1.0; give a fraction of full output above 0 (such as 0.5), or \"max\"; {\"on\": false} turns it off")
-                }
-                level = .level(number)
-            case .string(let text) where text.lowercased() == "max":
-                level = .maximumAvailable
-            default:
-                throw ServiceError(.badRequest, "level must be a number above 0 up to 1.0, or \"max\"")
-            }
-        }
-        switch settings["on"] {
-        case .bool(true)?: self = .on(level ?? .maximumAvailable)
-        case .bool(false)?:
-            guard level == nil else { throw ServiceError(.badRequest, "level applies to turning the torch on; {\"on\": false} turns it off") }
-            self = .off
-        case nil: self = level.map(TorchRequest.on) ?? .status
-        case let other?: throw ServiceError(.badRequest, "on must be true or false, not \(other.kindName)")
         }
     }
 }

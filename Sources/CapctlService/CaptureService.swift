@@ -262,10 +262,8 @@ package final class CaptureService: Sendable {
     }
 
     /// Puts a marker in a running recording (`{"title": …}`); answers its `marker` event.
-    package func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent {
-        guard case .string(let title)? = body["title"], body.count == 1 else {
-            throw ServiceError(.badRequest, "a marker takes one setting, title, a string such as {\"title\": \"door opened\"}")
-        }
+    package func addMarker(_ marker: MarkerRequest, recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent {
+        let title = marker.title
         let recording = try recording(id)
         if recording.hasEnded || recording.recorder.hasEnded { throw ServiceError(.conflict, "recording \(id) has finished") }
         return try recording.addMarker(title: title)

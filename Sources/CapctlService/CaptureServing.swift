@@ -16,15 +16,15 @@ package protocol CaptureServing: Sendable {
     var sessionDocument: CaptureService.SessionDocument { get }
     var inputDocuments: [CaptureService.InputDocument] { get }
     func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument
-    func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument
-    func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON
+    func applyControls(device id: String, _ changes: ControlChanges) throws(ServiceError) -> SetDocument
+    func setTorch(device id: String, _ request: TorchRequest) throws(ServiceError) -> TorchStatusJSON
 
     // Recordings
     func startRecording(_ request: StartRecordingRequest) throws(ServiceError) -> CaptureService.RecordingCreated
     func recordingList() -> RecordingListDocument
     func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument
     func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument
-    func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent
+    func addMarker(_ marker: MarkerRequest, recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent
 
     // Photos, live views
     func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer

@@ -13,18 +13,18 @@ extension ServiceRouter {
         }
         router.patch("devices/:id/controls") { request, context in
             let id = try parameter("id", context)
-            let settings = try await object(request, context: context)
+            let changes = try ControlChanges(json: try await object(request, context: context))
             // One-shot automatic modes settle for a second: off the event loop.
-            return json(try await offload { try service.applyControls(device: id, settings) })
+            return json(try await offload { try service.applyControls(device: id, changes) })
         }
         router.get("devices/:id/torch") { _, context in
             let id = try parameter("id", context)
-            return json(try await offload { try service.setTorch(device: id, [:]) })
+            return json(try await offload { try service.setTorch(device: id, .status) })
         }
         router.post("devices/:id/torch") { request, context in
             let id = try parameter("id", context)
-            let settings = try await object(request, context: context)
-            return json(try await offload { try service.setTorch(device: id, settings) })
+            let torch = try TorchRequest(json: try await object(request, context: context))
+            return json(try await offload { try service.setTorch(device: id, torch) })
         }
     }
 }

@@ -20,8 +20,8 @@ extension ServiceRouter {
         }
         router.post("recordings/:id/markers") { request, context in
             let id = try parameter("id", context)
-            let body = try await object(request, context: context)
-            return json(try service.addMarker(body, recording: id), status: .created)
+            let marker = try MarkerRequest(json: try await object(request, context: context))
+            return json(try service.addMarker(marker, recording: id), status: .created)
         }
         for action in [CaptureService.RecordingRequest.pause, .resume, .switch, .stop] {
             router.post("recordings/:id/\(action.rawValue)") { _, context in

@@ -32,13 +32,13 @@ import Testing
         }
         var inputDocuments: [CaptureService.InputDocument] { [] }
         func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument { throw refuse() }
-        func applyControls(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> SetDocument { throw refuse() }
-        func setTorch(device id: String, _ settings: [String: JSONValue]) throws(ServiceError) -> TorchStatusJSON { throw refuse() }
+        func applyControls(device id: String, _ changes: ControlChanges) throws(ServiceError) -> SetDocument { throw refuse() }
+        func setTorch(device id: String, _ request: TorchRequest) throws(ServiceError) -> TorchStatusJSON { throw refuse() }
         func startRecording(_ request: StartRecordingRequest) throws(ServiceError) -> CaptureService.RecordingCreated { throw refuse() }
         func recordingList() -> RecordingListDocument { RecordingListDocument(recordings: []) }
         func recordingStatus(_ id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
         func request(_ request: CaptureService.RecordingRequest, recording id: String) throws(ServiceError) -> RecordingDocument { throw refuse() }
-        func addMarker(_ body: [String: JSONValue], recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent { throw refuse() }
+        func addMarker(_ marker: MarkerRequest, recording id: String) throws(ServiceError) -> RecordingReporter.MarkerEvent { throw refuse() }
         func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer { throw refuse() }
         func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer { throw refuse() }
         func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame { throw refuse() }
@@ -64,7 +64,7 @@ import Testing
         try await setup.test(service) { client in
             for (method, uri, body) in [(HTTPRequest.Method.post, "/recordings", #"{"file": "x.mp4"}"#), (.get, "/recordings/rec-1", nil),
                                         (.post, "/recordings/rec-1/stop", nil), (.post, "/photos", "{}"),
-                                        (.patch, "/devices/0/controls", "{}"), (.get, "/files/a.mp4", nil),
+                                        (.patch, "/devices/0/controls", #"{"brightness": 10}"#), (.get, "/files/a.mp4", nil),
                                         (.delete, "/files/a.mp4", nil), (.get, "/snapshot.jpg", nil), (.get, "/stream.mjpg", nil)] {
                 let response = try await client.send(method, uri, json: body)
                 #expect(response.status == status, "\(method) \(uri)")
