@@ -89,6 +89,21 @@ import Testing
         #expect(fromCommand.motion?.threshold == 3 && fromJSON.motion?.threshold == 3)
     }
 
+    /// `record`'s options (as its own help describes them), the settings
+    /// value's properties and its keys are the same names: an option added
+    /// to one and not the others fails here.
+    @Test func recordsOptionsAndTheSettingsValueAgree() throws {
+        let dump = try capctl(["record", "--experimental-dump-help"])
+        let help = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let arguments = try #require((help["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        let options = Set(arguments.flatMap { ($0["names"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "long" }
+            .compactMap { $0["name"] as? String } }).subtracting(["help", "version"])
+        let keys = RecordingOptions.Key.allCases.filter { $0 != .out }
+        #expect(options == Set(keys.map(\.kebab)), "only in record: \(options.subtracting(keys.map(\.kebab))); only in the settings: \(Set(keys.map(\.kebab)).subtracting(options))")
+        let properties = Set(Mirror(reflecting: RecordingOptions()).children.compactMap(\.label))
+        #expect(properties == Set(RecordingOptions.Key.allCases.map(\.rawValue)))
+    }
+
     /// Every setting of a recording is taken in JSON, or refused with its reason.
     @Test func everySettingHasItsKey() {
         for key in RecordingOptions.Key.allCases {
