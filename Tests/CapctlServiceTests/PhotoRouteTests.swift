@@ -175,13 +175,16 @@ import Testing
                 (#"{"live": true}"#, "live"),
                 (#"{"colour": "red"}"#, "unknown setting"),
                 (#"[1, 2]"#, "JSON object"),
+                // A width no file system's names can hold: refused before any photo, in a short line.
+                (#"{"format": "png", "count": 8, "file": "x%428331c%2c.png"}"#, "at most 255"),
+                (#"{"file": "y-%300n.jpg"}"#, "at most 255"),
             ]
             for (body, fragment) in cases {
                 let response = try await client.send(.post, "/photos", json: body)
                 #expect(response.status == .badRequest, "\(body): \(response.status) \(response.error)")
                 let message = response.error
-                #expect(message.contains(fragment), "\(body): \(message)")
-                #expect(!message.contains("\n"))
+                #expect(message.contains(fragment), "\(body): \(message.prefix(300))")
+                #expect(!message.contains("\n") && message.utf8.count < 400, "\(body): \(message.utf8.count) bytes")
             }
             #expect(files(in: setup.folder).isEmpty)
             // A photo taken after them is the first the service reports.

@@ -71,6 +71,16 @@ import Testing
         #expect(throws: CapturePhotoSeries.SettingsError(.destination, .writtenTwice(directory + "/a.mov"))) {
             try CapturePhotoSeries(Self.settings(directory + "/a.mov") { $0.format = .jpeg; $0.livePhotoMovieFileType = .quickTimeMovie }, output: PhotoOutput())
         }
+        // A width that makes a name no file system takes: refused, naming only its start.
+        let long = try CapturePhotoSeries(Self.settings(directory + "/w-%300n.jpg"), output: PhotoOutput())
+        do {
+            try long.checkDestination()
+            Issue.record("a 306-byte name was taken")
+        } catch {
+            guard case .cannotWrite(let path, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("306 bytes") && reason.contains("at most 255"), "\(reason)")
+            #expect(path.count <= 101, "\(path)")
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["b-2.jpg"])
     }
 

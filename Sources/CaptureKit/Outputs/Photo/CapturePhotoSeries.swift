@@ -121,6 +121,8 @@ public final class CapturePhotoSeries: Sendable {
                 try RecordingDestinationCheck.check(file, overwrites: false)
             } catch .outputExists(let path) {
                 throw .outputExists(path: path)
+            } catch .cannotCreate(let path, let reason) {
+                throw .cannotWrite(path: path, reason: reason)
             } catch {
                 throw .cannotWrite(path: file, reason: error.description)
             }
