@@ -45,9 +45,13 @@ extension ServiceRouter {
     /// The file, or the one range of it the request asks for (RFC 9110 §14).
     private static func send(_ file: (path: String, bytes: Int64), request: Request, context: ServiceRequestContext,
                              fileIO: FileIO) async throws -> Response {
-        var headers: HTTPFields = [.acceptRanges: "bytes", .contentType: contentType(file.path)]
+        let type = contentType(file.path)
+        // A JSON file (a raw photo's description) is small, and a range of it is no JSON
+        // document: it is always sent whole, as RFC 9110 lets a server ignore Range.
+        let takesRanges = type != "application/json"
+        var headers: HTTPFields = [.acceptRanges: takesRanges ? "bytes" : "none", .contentType: type]
         let size = Int(file.bytes)
-        if let header = request.headers[.range] {
+        if takesRanges, let header = request.headers[.range] {
             switch ByteRange.parse(header, size: size) {
             case .some(.satisfiable(let range)):
                 headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"

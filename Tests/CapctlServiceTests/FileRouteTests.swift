@@ -31,4 +31,22 @@ import Testing
             #expect(head.body.readableBytes == 0)
         }
     }
+
+    /// A JSON file (a raw photo's description) is sent whole, whatever range is
+    /// asked for: a range of it would be no JSON document.
+    @Test func aJSONFileIsSentWhole() async throws {
+        let setup = try InProcessService(["--video", "test-pattern"])
+        defer { setup.remove() }
+        let content = #"{"fourcc": "YUYV", "width": 640}"#
+        try Data(content.utf8).write(to: URL(fileURLWithPath: setup.folder + "/frame.RAW.json"))
+        try await setup.test { client, _ in
+            for range in ["bytes=0-0", "bytes=100-", "bytes=-3"] {
+                let reply = try await client.send(.get, "/files/frame.RAW.json", headers: [.range: range])
+                #expect(reply.status == .ok, "\(range)")
+                #expect(String(buffer: reply.body) == content && reply.header("Content-Type") == "application/json")
+                #expect(reply.header("Accept-Ranges") == "none" && reply.header("Content-Range") == nil)
+            }
+            #expect(try await client.send(.head, "/files/frame.RAW.json").header("Accept-Ranges") == "none")
+        }
+    }
 }
