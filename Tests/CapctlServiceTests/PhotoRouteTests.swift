@@ -176,8 +176,10 @@ import Testing
                 (#"{"colour": "red"}"#, "unknown setting"),
                 (#"[1, 2]"#, "JSON object"),
                 // A width no file system's names can hold: refused before any photo, in a short line.
-                (#"{"format": "png", "count": 8, "file": "x%428331c%2c.png"}"#, "at most 255"),
-                (#"{"file": "y-%300n.jpg"}"#, "at most 255"),
+                (#"{"format": "png", "count": 8, "file": "x%428331c%2c.png"}"#, "wider than a file's name"),
+                (#"{"file": "y-%300n.jpg"}"#, "wider than a file's name"),
+                (#"{"count": "2", "format": "RAW", "file": "%%%%%p%87362474055655127c%9231c%%%1n%%%2897400029793607n%Y%%%03034n%%"}"#, "wider than a file's name"),
+                (#"{"file": "z-%200n%200c.png"}"#, "at most 255"),
             ]
             for (body, fragment) in cases {
                 let response = try await client.send(.post, "/photos", json: body)

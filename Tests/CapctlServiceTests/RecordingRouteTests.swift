@@ -157,6 +157,8 @@ import Testing
                 #"{"file": "x.mp4", "segmentDuration": "1s"}"#,
                 #"{"file": "x.unknown"}"#,
                 #"{"file": "x.mp4", "noSuchOption": 1}"#,
+                #"{"file": "x-%87362474055655127n.mp4", "segmentDuration": "1s"}"#,
+                #"{"file": "x-%200n%200n.mp4", "segmentDuration": "1s"}"#,
                 #"{"file": "x.mp4", "size": "320x240"}"#,
                 #"{"file": "x.mp4", "overwrite": true}"#,
                 #"{"file": 5}"#,

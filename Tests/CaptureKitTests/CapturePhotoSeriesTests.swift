@@ -72,7 +72,7 @@ import Testing
             try CapturePhotoSeries(Self.settings(directory + "/a.mov") { $0.format = .jpeg; $0.livePhotoMovieFileType = .quickTimeMovie }, output: PhotoOutput())
         }
         // A width that makes a name no file system takes: refused, naming only its start.
-        let long = try CapturePhotoSeries(Self.settings(directory + "/w-%300n.jpg"), output: PhotoOutput())
+        let long = try CapturePhotoSeries(Self.settings(directory + "/w-%150n%150c.jpg"), output: PhotoOutput())
         do {
             try long.checkDestination()
             Issue.record("a 306-byte name was taken")

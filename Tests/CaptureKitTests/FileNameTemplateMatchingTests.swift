@@ -103,4 +103,14 @@ import Testing
         #expect(later.timeKey.lexicographicallyPrecedes(noon.timeKey))
         #expect(noon.timeKey == [2024, 1, 1, 0, 12, 0, 0])
     }
+
+    /// A width no file name can hold is refused when the template is made, not
+    /// met when a name is written (%87362474055655127c would pad beyond memory).
+    @Test func aWidthWiderThanAFileNameIsRefused() throws {
+        for pattern in ["x-%256n.mp4", "x-%87362474055655127c.mp4", "x-%99999999999999999999999n.mp4", "x-%\u{0663}n.mp4"] {
+            #expect(throws: RecordingError.self, "\(pattern)") { try FileNameTemplate(pattern) }
+        }
+        #expect(try FileNameTemplate("x-%255n.mp4").path(number: 7).count == 2 + 255 + 4)
+        #expect(try FileNameTemplate("x-%003n.mp4").path(number: 7) == "x-007.mp4")
+    }
 }

@@ -26,6 +26,14 @@ public struct FileNameTemplate: Sendable, Hashable {
                 if numbered && field != "n" && field != "c" {
                     throw .unsupported("output template '\(pattern)': a width is only allowed on %n and %c (such as %3n)")
                 }
+                // A width pads the number with that many zeros: one past a file name's 255 bytes
+                // makes a name no file system takes (and %87362474055655127n no memory holds).
+                if numbered {
+                    let width = pattern[pattern.index(after: index)..<next]
+                    guard width.allSatisfy(\.isASCII), let value = Int(width), value <= 255 else {
+                        throw .unsupported("output template: the width %\(width.prefix(12))\(width.count > 12 ? "…" : "")\(field) is wider than a file's name (255 bytes); use a width such as %3\(field)")
+                    }
+                }
                 if !"n%aAbBcCdDeFgGhHIjklmMpsrRStTuUVwWxXyYzZ".contains(field) {
                     throw .unsupported("output template '\(pattern)': %\(field) is not a field; use %n for the file number, %c for the camera's, or a strftime field")
                 }
