@@ -6,6 +6,8 @@ import Testing
 /// operation, with and without a token, and checks the service survives it,
 /// writes nothing outside --dir and stops cleanly on SIGTERM.
 @Suite struct ServiceContractTests {
+    /// The seed of the run that found the unbounded %n/%c width (now refused).
+    static let seed = "305670509556329473070364964294155847409"
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test(.timeLimit(.minutes(10)))
@@ -17,7 +19,12 @@ import Testing
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--capctl", CapctlRun.binary.path, "--schemathesis", schemathesis]
+        // One seed, so that the suite asks the same of every build: random seeds find new
+        // inputs (three real faults on one day), which belongs to a run by hand
+        // (openapi_contract.py without --seed), not to a test that must not fail by chance.
+        // CAPCTL_CONTRACT_SEED picks another.
+        let seed = ProcessInfo.processInfo.environment["CAPCTL_CONTRACT_SEED"] ?? Self.seed
+        process.arguments = ["python3", script, "--capctl", CapctlRun.binary.path, "--schemathesis", schemathesis, "--seed", seed]
         process.currentDirectoryURL = Self.root
         // Output to a file: a pipe could fill while the script runs.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-contract-\(UUID().uuidString).log")
