@@ -93,12 +93,13 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     let lock = Lock()
     private var usedIDs = Set<Int64>()
     private var waitingForStart: [Request] = []
-    private var queue: BoundedQueue<Message>?
+    private(set) var queue: BoundedQueue<Message>?
     private var thread: CaptureThread?
     var endReason: String?
     /// Told once when capture ends (the camera ended, or the session stopped), with why; by token.
-    private var endObservers: [Int: @Sendable (String) -> Void] = [:]
-    private var nextObserverToken = 0
+    /// (See `PhotoOutput+CaptureEnd.swift`.)
+    var endObservers: [Int: @Sendable (String) -> Void] = [:]
+    var nextObserverToken = 0
     private var format: CaptureVideoFormat?
     private var warmupSetting = PhotoWarmup.none
     var liveEnabled = false
@@ -126,18 +127,6 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     /// through `didFinishCapture(error:)`, after the progress events.
     public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) throws(PhotoError) {
         try capturePhoto(with: settings, delegate: delegate, waiting: .forAnyStart)
-    }
-
-    /// Whether a request made while the output is not capturing waits for a start.
-    enum StartWait {
-        /// Waits for the next start (`capturePhoto(with:delegate:)`).
-        case forAnyStart
-        /// Waits only for the output's first start: once capture has ended
-        /// (the session stopped, the camera ended), it is refused with
-        /// `captureEnded` rather than kept for a restart that may never come.
-        case forFirstStart
-        /// Refused with `captureEnded` unless the output is capturing now.
-        case never
     }
 
     /// As `capturePhoto(with:delegate:)`, waiting for a start as `waiting`
@@ -320,35 +309,6 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             return queue
         }?.put(.ended(reason))
         tellEndObservers()
-    }
-
-    /// Calls `observer` once, when capture ends: at once when its camera has
-    /// ended while the session runs, else when this run (or, before the
-    /// session starts, the next one) ends. Answers a token for
-    /// `removeEndObserver(_:)` (nil when it was called at once).
-    @discardableResult
-    func whenCaptureEnds(_ observer: @escaping @Sendable (String) -> Void) -> Int? {
-        let (ended, token) = lock.withLock { () -> (String?, Int?) in
-            if queue != nil, let endReason { return (endReason, nil) }
-            nextObserverToken += 1
-            endObservers[nextObserverToken] = observer
-            return (nil, nextObserverToken)
-        }
-        if let ended { observer(ended) }
-        return token
-    }
-
-    /// Forgets an observer that no longer needs telling.
-    func removeEndObserver(_ token: Int) {
-        lock.withLock { _ = endObservers.removeValue(forKey: token) }
-    }
-
-    private func tellEndObservers() {
-        let (observers, reason) = lock.withLock { () -> ([@Sendable (String) -> Void], String) in
-            defer { endObservers = [:] }
-            return (Array(endObservers.values), endReason ?? "capture ended")
-        }
-        for observer in observers { observer(reason) }
     }
 
     /// Requests still waiting fail; the processing thread ends.
