@@ -38,6 +38,20 @@ let package = Package(
         // read or write no media file start without them.
         .systemLibrary(name: "CFFmpeg"),
         .target(name: "CFFmpegLoader"),
+        // GStreamer's WebRTC (webrtcbin, with libnice), for capctl-serve's WHEP viewers
+        // only: capctl neither links nor loads it.
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-webrtc-1.0",
+            providers: [.apt(["libgstreamer-plugins-bad1.0-dev", "libgstreamer-plugins-base1.0-dev", "libnice-dev"])]
+        ),
+        // The C glue around webrtcbin (its signals and properties are variadic).
+        .target(
+            name: "CWebRTCPeer",
+            dependencies: ["CGStreamer"],
+            linkerSettings: ["gstwebrtc-1.0", "gstsdp-1.0", "gstapp-1.0", "gstbase-1.0", "gstreamer-1.0", "nice",
+                             "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }
+        ),
         .target(
             name: "CaptureKit",
             dependencies: ["CV4L2", "CALSA", "CFFmpeg", "CFFmpegLoader"]
@@ -65,6 +79,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // WebRTC viewers of the service's cameras over GStreamer's webrtcbin (WHEP).
+        .target(
+            name: "CapctlWebRTC",
+            dependencies: ["CWebRTCPeer", "CapctlService", "CaptureKit"]
+        ),
         // `capctl serve`'s process: the commands and an HTTP server. A binary of its own,
         // which `capctl serve` runs, so that the server's code and its start-up cost stay
         // out of every other command (linked into capctl, it made `list-devices` start in
@@ -74,6 +93,7 @@ let package = Package(
             dependencies: [
                 "CapctlCommands",
                 "CapctlService",
+                "CapctlWebRTC",
                 "CaptureKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

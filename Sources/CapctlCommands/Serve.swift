@@ -93,6 +93,8 @@ extension Capctl {
 
         @OptionGroup(title: "Overlay") var overlay: OverlayOptions
 
+        @OptionGroup(title: "WebRTC") var webRTC: WebRTCOptions
+
         @Option(name: .long, help: ArgumentHelp("The address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one).", valueName: "addr:port"))
         var listen = ListenAddress(argument: "127.0.0.1:8080")!
 
@@ -120,6 +122,7 @@ extension Capctl {
         func validate() throws {
             try capture.validate()
             try audioCapture.validate()
+            try webRTC.validate()
             for camera in video {
                 if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
             }

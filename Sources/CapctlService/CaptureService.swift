@@ -20,6 +20,13 @@ package final class CaptureService: Sendable {
     let photoOutputs: [(camera: CaptureInput, output: PhotoOutput)]
     /// The cameras' live views (`GET /stream.mjpg`, `/snapshot.jpg`), encoded only while watched.
     package let liveView = LiveViewOutput()
+    /// The cameras' H.264 and microphones' Opus for WebRTC viewers, encoded only while watched.
+    let encodedMedia = EncodedMediaOutput()
+    /// What makes WebRTC peers; nil when WebRTC is off or cannot run (`webRTCUnavailableReason` says why).
+    let webRTCPeering: (any WebRTCPeering)?
+    let webRTCUnavailableReason: String?
+    /// The WHEP viewers watching now.
+    let webRTCViewers: WebRTCViewers
     /// Held while the service changes a camera's controls or torch: one
     /// request's settings are checked and applied together.
     let controlChanges = Mutex(())
@@ -38,9 +45,27 @@ package final class CaptureService: Sendable {
     static let finishedRecordingsKept = 100
 
     /// Opens the devices and starts the session: a device that cannot be had
-    /// is a command failure, before the service listens.
-    package init(configuration: ServiceConfiguration) throws {
+    /// is a command failure, before the service listens. `webRTC` makes the
+    /// peers of WHEP viewers (a failure: why WebRTC is unavailable; nil: off).
+    package init(configuration: ServiceConfiguration, webRTC: Result<any WebRTCPeering, WebRTCPeerError>? = nil) throws {
         self.configuration = configuration
+        switch webRTC {
+        case .success(let peering)?:
+            webRTCPeering = peering
+            webRTCUnavailableReason = nil
+        case .failure(let error)?:
+            webRTCPeering = nil
+            webRTCUnavailableReason = error.message
+        case nil:
+            webRTCPeering = nil
+            webRTCUnavailableReason = nil
+        }
+        let events = self.events
+        webRTCViewers = WebRTCViewers { viewer, reason, last in
+            events.publish(WebRTCViewerEvent(event: "viewer-left", time: EventTime.now(), id: viewer.id, camera: viewer.camera,
+                                             microphone: viewer.microphone, reason: reason, bytesSent: last.bytesSent,
+                                             packetsLost: last.packetsLost))
+        }
         folder = ServiceFolder(root: configuration.folder)
         inputs = try configuration.openInputs()
         for input in inputs { session.addInput(input) }
@@ -57,6 +82,7 @@ package final class CaptureService: Sendable {
         self.photoOutputs = photoOutputs
         liveView.maximumViewerCount = configuration.maxViewers
         session.addOutput(liveView)
+        session.addOutput(encodedMedia)
         do throws(CaptureError) {
             try session.startRunning()
         } catch {
@@ -76,6 +102,8 @@ package final class CaptureService: Sendable {
         package var freeSpace: Int64?
         package var inputs: [InputDocument]
         package var views: [ViewDocument]
+        /// WHEP viewers watching now.
+        package var webrtc: [WebRTCViewerDocument]
         package var recordings: Int
         package var activeRecordings: Int
     }
@@ -133,6 +161,7 @@ package final class CaptureService: Sendable {
         return SessionDocument(state: session.isRunning ? "running" : "stopped", started: startedTime,
                                uptime: Double(MonotonicClock.nowNanoseconds() - startedAt) / 1e9, folder: folder.root,
                                freeSpace: folder.freeSpace, inputs: inputDocuments, views: liveView.statistics.map(ViewDocument.init),
+                               webrtc: webRTCViewerDocuments,
                                recordings: all.count,
                                activeRecordings: all.filter { !$0.hasEnded }.count)
     }
@@ -282,6 +311,7 @@ package final class CaptureService: Sendable {
         guard let all else { return }
         for recording in all { recording.recorder.stop() }
         for recording in all { recording.finish() }
+        webRTCViewers.close()
         session.stopRunning()
         for input in inputs { input.close() }
         events.close()

@@ -30,6 +30,10 @@ package protocol CaptureServing: Sendable {
     func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer
     func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer
     func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame
+    /// Answers a WHEP offer for a camera (and a microphone: its id, "none", or nil for the first).
+    func startWebRTCView(camera id: String, audio: String?, offer: String) throws(ServiceError) -> CaptureService.WHEPAnswer
+    /// Ends a WHEP viewer (its DELETE).
+    func endWebRTCView(_ id: String) throws(ServiceError)
 
     // Files
     func fileList() -> FileListDocument

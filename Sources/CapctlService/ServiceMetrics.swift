@@ -36,6 +36,7 @@ extension CaptureService {
         addInputMetrics(to: &out)
         addRecordingMetrics(to: &out)
         addViewMetrics(to: &out)
+        addWebRTCMetrics(to: &out)
         return out
     }
 

@@ -14,6 +14,14 @@ struct ContentTypeMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if [.post, .put, .patch, .delete].contains(request.method), Self.hasBody(request) {
             let contentType = request.headers[.contentType]
+            // A WHEP offer is SDP, a type a page may send only to its own origin too.
+            if Self.isWHEPOffer(request) {
+                guard let contentType, Self.mediaType(contentType) == "application/sdp" else {
+                    let sent = contentType.map { "it came as '\($0)'" } ?? "it came without one"
+                    throw ServiceError.http(.unsupportedMediaType, "a WHEP offer must be sent with 'Content-Type: application/sdp'; \(sent)")
+                }
+                return try await next(request, context)
+            }
             guard let contentType, Self.isJSON(contentType) else {
                 let sent = contentType.map { "it came as '\($0)'" } ?? "it came without one"
                 throw ServiceError.http(.unsupportedMediaType,
@@ -33,7 +41,19 @@ struct ContentTypeMiddleware: RouterMiddleware {
 
     /// Whether a Content-Type is `application/json`, in any case, with or without parameters.
     static func isJSON(_ contentType: String) -> Bool {
+        mediaType(contentType) == "application/json"
+    }
+
+    /// A Content-Type's media type in lower case, without parameters (nil if malformed).
+    static func mediaType(_ contentType: String) -> String? {
         let mediaType = contentType.prefix { $0 != ";" }.split { $0 == " " || $0 == "\t" }
-        return mediaType.count == 1 && mediaType[0].lowercased() == "application/json"
+        return mediaType.count == 1 ? mediaType[0].lowercased() : nil
+    }
+
+    /// POST /devices/{id}/whep.
+    static func isWHEPOffer(_ request: Request) -> Bool {
+        guard request.method == .post else { return false }
+        let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0].isEmpty && parts[1] == "devices" && !parts[2].isEmpty && parts[3] == "whep"
     }
 }

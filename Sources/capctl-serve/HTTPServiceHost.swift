@@ -1,5 +1,6 @@
 import CapctlCommands
 import CapctlService
+import CapctlWebRTC
 import CaptureKit
 import Dispatch
 import Hummingbird
@@ -16,7 +17,8 @@ import Glibc
 struct HTTPServiceHost: ServiceHost {
     func run(_ configuration: ServiceConfiguration) throws -> ExitStatus {
         let accessLog = try AccessLog(path: configuration.accessLogPath)
-        let service = try CaptureService(configuration: configuration)
+        let webRTC = configuration.webRTC.enabled ? GStreamerPeering.make(settings: configuration.webRTC) : nil
+        let service = try CaptureService(configuration: configuration, webRTC: webRTC)
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

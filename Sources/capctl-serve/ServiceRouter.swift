@@ -25,6 +25,7 @@ enum ServiceRouter {
         addFileRoutes(to: router, service: service)
         addEventRoutes(to: router, service: service)
         addLiveViewRoutes(to: router, service: service)
+        addWHEPRoutes(to: router, service: service)
         addMetricsRoutes(to: router, service: service, accessLog: accessLog)
         routes.learn(router)
         return router

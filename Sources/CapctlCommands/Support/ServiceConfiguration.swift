@@ -28,6 +28,8 @@ package struct ServiceConfiguration: Sendable {
     package let maxRecordings: Int
     /// Live-view viewers at once, at most.
     package let maxViewers: Int
+    /// How WHEP viewers' peers are made.
+    package let webRTC: WebRTCSettings
     /// The largest request body taken, in bytes.
     package let maxBodySize = 64 * 1024
 
@@ -46,6 +48,7 @@ package struct ServiceConfiguration: Sendable {
         maxViewers = command.maxViewers
         folder = try Self.folder(command.dir)
         token = try command.tokenFile.map(Self.token)
+        webRTC = WebRTCSettings(options: command.webRTC, listen: command.listen)
     }
 
     /// The folder, resolved: it must exist and be writable.
