@@ -512,7 +512,16 @@ static gboolean add_stats(GQuark field, const GValue *value, gpointer data) {
                 stats->has_round_trip = 1;
             }
         }
-        if (read_number(entry, "reports-received", G_TYPE_UINT64, &number)) { stats->reports_received += g_value_get_uint64(&number); g_value_unset(&number); }
+        // The RTP session's own view of the viewer's last receiver report:
+        // the highest sequence number it has had, and whether it said BYE.
+        GstStructure *source = NULL;
+        if (gst_structure_get(entry, "gst-rtpsource-stats", GST_TYPE_STRUCTURE, &source, NULL) && source) {
+            guint highest = 0;
+            gboolean bye = FALSE;
+            if (gst_structure_get_uint(source, "rb-exthighestseq", &highest)) stats->highest_received += highest;
+            if (gst_structure_get_boolean(source, "received-bye", &bye) && bye) stats->said_bye = 1;
+            gst_structure_free(source);
+        }
     }
     return TRUE;
 }

@@ -98,8 +98,11 @@ final class GStreamerPeer: WebRTCPeer {
         guard let peer else { return nil }
         var stats = cw_stats()
         guard cw_peer_stats(peer.pointer, &stats, 500) == 0 else { return nil }
-        return WebRTCPeerStatistics(bytesSent: Int64(stats.bytes_sent), packetsSent: Int64(stats.packets_sent),
-                                    packetsLost: stats.packets_lost, roundTripTime: stats.has_round_trip != 0 ? stats.round_trip_seconds : nil)
+        var statistics = WebRTCPeerStatistics(bytesSent: Int64(stats.bytes_sent), packetsSent: Int64(stats.packets_sent),
+                                              packetsLost: stats.packets_lost, roundTripTime: stats.has_round_trip != 0 ? stats.round_trip_seconds : nil)
+        statistics.receivedProgress = Int64(clamping: stats.highest_received)
+        statistics.saidGoodbye = stats.said_bye != 0
+        return statistics
     }
 
     func close() {

@@ -12,7 +12,8 @@ struct ContentTypeMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if [.post, .put, .patch, .delete].contains(request.method), Self.hasBody(request) {
+        // A WHEP resource takes DELETE alone: PATCH (trickle ICE) is answered 405 by the router.
+        if [.post, .put, .patch, .delete].contains(request.method), Self.hasBody(request), !request.uri.path.hasPrefix("/whep/") {
             let contentType = request.headers[.contentType]
             // A WHEP offer is SDP, a type a page may send only to its own origin too.
             if Self.isWHEPOffer(request) {

@@ -49,8 +49,11 @@ typedef struct {
     int64_t packets_lost;
     double round_trip_seconds;
     int has_round_trip;
-    /// Receiver reports seen so far (their count grows while the viewer lives).
-    uint64_t reports_received;
+    /// The highest sequence numbers the viewer's receiver reports name, summed
+    /// over the tracks: it grows while the viewer receives.
+    uint64_t highest_received;
+    /// Whether the viewer said RTCP BYE.
+    int said_bye;
 } cw_stats;
 
 /// Loads GStreamer and checks that webrtcbin, the payloaders and libnice's

@@ -35,7 +35,7 @@ extension CaptureService {
         }
         for (reason, count) in webRTCViewers.endReasons.sorted(by: { $0.key < $1.key }) {
             out.add("capctl_webrtc_viewers_ended_total", .counter,
-                    help: "WebRTC viewers that left, by why: deleted (DELETE), closed, failed, disconnected (no ICE consent for 10 s), no-connection (none within 15 s), camera-ended, shutdown.",
+                    help: "WebRTC viewers that left, by why: deleted (DELETE), closed, failed, disconnected (for 10 s), silent (no receiver report of more for 10 s), no-connection (none within 15 s), camera-ended, shutdown.",
                     labels: [("reason", reason)], value: count)
         }
     }

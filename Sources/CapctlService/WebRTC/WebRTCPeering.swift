@@ -36,6 +36,11 @@ package struct WebRTCPeerStatistics: Sendable, Equatable {
     package var packetsLost: Int64 = 0
     /// The round trip RTCP measured, in seconds (nil before the first report).
     package var roundTripTime: Double?
+    /// Grows while the viewer's receiver reports say it receives (the highest
+    /// sequence numbers they name, summed over the tracks).
+    package var receivedProgress: Int64 = 0
+    /// The viewer said RTCP BYE.
+    package var saidGoodbye = false
 
     package init(bytesSent: Int64 = 0, packetsSent: Int64 = 0, packetsLost: Int64 = 0, roundTripTime: Double? = nil) {
         self.bytesSent = bytesSent

@@ -19,6 +19,8 @@ package final class WebRTCViewer: EncodedMediaReceiver {
         var since = MonotonicClock.nowNanoseconds()
         var connectedAt: Int64?
         var statistics = WebRTCPeerStatistics()
+        /// When the viewer's reports last said it received more (nanoseconds on the capture clock).
+        var lastProgress = MonotonicClock.nowNanoseconds()
         var videoFrames = 0
         var audioPackets = 0
         var ended = false

@@ -13,6 +13,10 @@ package final class WebRTCViewers: Sendable {
     static let connectTimeout: Int64 = 15_000_000_000
     /// How long a connection may stay disconnected (no ICE consent) before it is ended.
     static let disconnectedTimeout: Int64 = 10_000_000_000
+    /// How long a connected viewer's receiver reports may say it received
+    /// nothing more while packets are sent to it: a browser that closed or
+    /// vanished without a DELETE (its RTCP stops).
+    static let silenceTimeout: Int64 = 10_000_000_000
 
     /// What the viewers of one camera that have left did, together.
     package struct Totals: Sendable {
@@ -101,14 +105,23 @@ package final class WebRTCViewers: Sendable {
         for viewer in all {
             let peerState = viewer.peer.state
             let statistics = viewer.peer.statistics()
-            let (since, connected, cameraEnded) = viewer.tracking.withLock { tracking in
+            let (since, connected, cameraEnded, silent) = viewer.tracking.withLock { tracking in
                 if tracking.state != peerState {
                     tracking.state = peerState
                     tracking.since = now
-                    if peerState == .connected, tracking.connectedAt == nil { tracking.connectedAt = now }
+                    if peerState == .connected, tracking.connectedAt == nil {
+                        tracking.connectedAt = now
+                        tracking.lastProgress = now
+                    }
                 }
-                if let statistics { tracking.statistics = statistics }
-                return (tracking.since, tracking.connectedAt != nil, tracking.ended)
+                if let statistics {
+                    // Receiving more, or nothing sent that it could have received: not silent.
+                    if statistics.receivedProgress != tracking.statistics.receivedProgress
+                        || statistics.packetsSent == tracking.statistics.packetsSent { tracking.lastProgress = now }
+                    tracking.statistics = statistics
+                }
+                let silent = tracking.connectedAt != nil && now - tracking.lastProgress >= Self.silenceTimeout
+                return (tracking.since, tracking.connectedAt != nil, tracking.ended, silent)
             }
             let reason: String?
             switch peerState {
@@ -116,7 +129,11 @@ package final class WebRTCViewers: Sendable {
             case .closed: reason = "closed"
             case .disconnected where now - since >= Self.disconnectedTimeout: reason = "disconnected"
             case .new, .connecting where !connected && now - viewer.created >= Self.connectTimeout: reason = "no-connection"
-            default: reason = cameraEnded ? "camera-ended" : nil
+            default:
+                if cameraEnded { reason = "camera-ended" }
+                else if statistics?.saidGoodbye == true { reason = "closed" }
+                else if silent { reason = "silent" }
+                else { reason = nil }
             }
             if let reason { end(viewer.id, reason: reason) }
         }
