@@ -28,7 +28,7 @@ import Testing
 
         var sessionDocument: CaptureService.SessionDocument {
             .init(state: "running", started: "2026-01-01T00:00:00.000Z", uptime: 1, folder: folderPath, freeSpace: nil,
-                  inputs: [], views: [], recordings: 0, activeRecordings: 0)
+                  inputs: [], views: [], webrtc: [], recordings: 0, activeRecordings: 0)
         }
         var inputDocuments: [CaptureService.InputDocument] { [] }
         func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument { throw refuse() }
@@ -42,6 +42,8 @@ import Testing
         func takePhotos(_ request: PhotoRequest) async throws(ServiceError) -> CaptureService.PhotoAnswer { throw refuse() }
         func watch(_ query: [String: String]) throws(ServiceError) -> LiveViewer { throw refuse() }
         func snapshot(_ query: [String: String]) async throws(ServiceError) -> LiveViewFrame { throw refuse() }
+        func startWebRTCView(camera id: String, audio: String?, offer: String) throws(ServiceError) -> CaptureService.WHEPAnswer { throw refuse() }
+        func endWebRTCView(_ id: String) throws(ServiceError) { throw refuse() }
         func fileList() -> FileListDocument { FileListDocument(files: []) }
         func file(named name: String) throws(ServiceError) -> (path: String, bytes: Int64) { throw refuse() }
         func deleteFile(named name: String) throws(ServiceError) -> DeletedFileDocument { throw refuse() }

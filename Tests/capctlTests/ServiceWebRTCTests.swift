@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// WHEP in `capctl serve`, played by real players on 127.0.0.1:
+/// Tests/Service/whep_check.py drives Debian's headless Chromium (video
+/// decoded and audio samples received, two viewers at once, DELETE, a browser
+/// that closes without DELETE, and the refusals), and the service's side is
+/// checked here: its `viewer-joined` and `viewer-left` events.
+@Suite(.serialized) struct ServiceWebRTCTests {
+    static let root = ServicePageTests.root
+
+    static func run(_ script: String, _ arguments: [String]) throws -> ServicePageTests.DriverRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("Tests/Service/\(script)").path] + arguments
+        process.currentDirectoryURL = root
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-whep-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(at: log) }
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        let text = try String(contentsOf: log, encoding: .utf8)
+        print(text.split(separator: "\n").map { "\(script): \($0)" }.joined(separator: "\n"))
+        return ServicePageTests.DriverRun(status: process.terminationStatus, output: text)
+    }
+
+    @Test func chromiumPlaysCamerasOverWHEPWithSoundAndTheRefusalsComeFirst() throws {
+        let scratch = try ServicePageTests.Scratch()
+        let token = "whep-" + UUID().uuidString.lowercased()
+        let tokenFile = scratch.path + "/token"
+        #expect(FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--token-file", tokenFile])
+        let run = try Self.run("whep_check.py", ["--url", service.url, "--token", token, "--camera", "0", "--microphone", "1",
+                                                 "--viewers", "2"])
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(run.failures.isEmpty)
+        // The service's side: two viewers joined, with camera 0 and microphone 1, and both left:
+        // one deleted, one ended by the service when the browser closed it.
+        let joined = service.events.filter { $0["event"] as? String == "viewer-joined" }
+        #expect(joined.count == 2 && joined.allSatisfy { $0["camera"] as? String == "0" && $0["microphone"] as? String == "1" },
+                "\(joined)")
+        let left = service.waitForEvent(timeout: 30) { _ in
+            service.events.filter { $0["event"] as? String == "viewer-left" }.count == 2
+        }
+        #expect(left != nil)
+        let reasons = Set(service.events.filter { $0["event"] as? String == "viewer-left" }.compactMap { $0["reason"] as? String })
+        #expect(reasons.contains("deleted") && reasons.count == 2, "\(reasons)")
+        for event in service.events where event["event"] as? String == "viewer-left" {
+            #expect((event["bytesSent"] as? Int ?? 0) > 0, "\(event)")
+        }
+        #expect(service.stop() == 0)
+    }
+
+    /// POSTs `sdp` as application/sdp with curl: the status and the body.
+    static func postOffer(_ url: String, _ sdp: String) throws -> (status: Int, body: String) {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-s", "--max-time", "30", "-H", "Content-Type: application/sdp", "--data-binary", sdp,
+                             "-w", "\n%{http_code}", url]
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test func anOfferWithoutH264OrWithWebRTCOffIsRefusedInOneLine() throws {
+        // A browser that offers only VP8: said so, before any peer starts.
+        let vp8 = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\n"
+            + "a=mid:0\r\na=recvonly\r\na=rtpmap:96 VP8/90000\r\n"
+        let service = try ServiceFixture(["--video", "test-pattern"])
+        let refused = try Self.postOffer(service.url + "/devices/0/whep", vp8)
+        #expect(refused.status == 400 && refused.body.contains("H.264"), "\(refused)")
+        #expect(service.events.allSatisfy { $0["event"] as? String != "viewer-joined" })
+        #expect(service.stop() == 0)
+
+        let off = try ServiceFixture(["--video", "test-pattern", "--no-webrtc"])
+        let unavailable = try Self.postOffer(off.url + "/devices/0/whep", vp8)
+        #expect(unavailable.status == 503 && unavailable.body.contains("--no-webrtc") && unavailable.body.contains("stream.mjpg"),
+                "\(unavailable)")
+        #expect(off.stop() == 0)
+    }
+}
