@@ -47,7 +47,13 @@ extension Capctl {
             (also height, quality): a camera's live view as MJPEG (multipart/x-mixed-replace) for \
             browsers, ffmpeg, VLC and OpenCV, encoded once per view while watched, a camera's own \
             MJPEG passed through at its size; a slow viewer misses pictures, never holds back \
-            capture; GET /snapshot.jpg: its newest picture. GET /metrics answers the inputs', \
+            capture; GET /snapshot.jpg: its newest picture. POST /devices/ID/whep (WHEP) with a \
+            WebRTC player's SDP offer (Content-Type: application/sdp) answers 201 with the SDP \
+            answer and the viewer's resource in Location (DELETE /whep/VIEWER ends it): the \
+            camera's H.264 from the encoder its recordings share, and the first microphone's \
+            (?audio=ID, or none) Opus, encoded once for every viewer; media leaves from the \
+            listening address only (--webrtc-ports, --stun-server, --turn-server; --no-webrtc \
+            turns it off). GET /metrics answers the inputs', \
             recordings', streams' and live views' numbers in Prometheus's text format (0.0.4), \
             under the same token and Host rules as every request (a scrape configuration sends the \
             token with authorization: {credentials_file: FILE}).

@@ -4,9 +4,19 @@ Generated recording settings may hold `stream`, a media server to publish to:
 a random URL could name an address beyond this machine, and the tests send
 nothing beyond loopback. The key is taken out before each request (the
 service's handling of stream URLs is tested by the streaming tests, against
-servers on 127.0.0.1)."""
+servers on 127.0.0.1).
+
+A WHEP offer is SDP text (application/sdp), which schemathesis has no
+serializer for: generated offers are sent as the text they are."""
 
 import schemathesis
+
+
+@schemathesis.serializer("application/sdp")
+def sdp_serializer(ctx, value):
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8")
 
 
 @schemathesis.hook

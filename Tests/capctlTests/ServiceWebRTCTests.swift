@@ -87,4 +87,46 @@ import Testing
                 "\(unavailable)")
         #expect(off.stop() == 0)
     }
+
+    /// An offer with H.264, as a player that never connects sends it (valid SDP, no one behind it).
+    static let silentOffer = [
+        "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0",
+        "a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":"),
+        "m=video 9 UDP/TLS/RTP/SAVPF 102", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd",
+        "a=ice-pwd:abcdefghijklmnopqrstuvwx", "a=setup:actpass", "a=rtcp-mux", "a=recvonly",
+        "a=rtpmap:102 H264/90000", "a=fmtp:102 packetization-mode=1;profile-level-id=42e01f",
+    ].joined(separator: "\r\n") + "\r\n"
+
+    @Test func mediaLeavesFromTheListeningAddressInThePortRangeAndAViewerThatNeverConnectsIsEnded() throws {
+        let service = try ServiceFixture(["--video", "test-pattern", "--webrtc-ports", "41000-41009"])
+        let answer = try Self.postOffer(service.url + "/devices/0/whep", Self.silentOffer)
+        #expect(answer.status == 201, "\(answer)")
+        let candidates = answer.body.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("a=candidate:") }
+        #expect(!candidates.isEmpty, "\(answer.body)")
+        for candidate in candidates {
+            let fields = candidate.split(separator: " ")
+            // a=candidate:FOUNDATION COMPONENT TRANSPORT PRIORITY ADDRESS PORT typ TYPE
+            #expect(fields.count >= 8 && fields[4] == "127.0.0.1" && (41000...41009).contains(Int(fields[5]) ?? 0),
+                    "only the listening address, in --webrtc-ports: \(candidate)")
+        }
+        #expect(answer.body.contains("a=sendonly") && answer.body.contains("H264/90000"), "\(answer.body)")
+        // No one connects: the service ends the viewer after 15 s, not before, and says why.
+        let asked = Date()
+        let left = service.waitForEvent(timeout: 40) { $0["event"] as? String == "viewer-left" }
+        #expect(left?["reason"] as? String == "no-connection", "\(String(describing: left))")
+        #expect(Date().timeIntervalSince(asked) >= 14, "ended after \(Date().timeIntervalSince(asked)) s")
+        #expect(service.stop() == 0)
+    }
+
+    @Test func badWebRTCOptionsSayWhatToGive() throws {
+        for (arguments, expected) in [
+            (["--webrtc-ports", "5000"], "--webrtc-ports"),
+            (["--webrtc-ports", "41010-41000"], "--webrtc-ports"),
+            (["--stun-server", "example.org:3478"], "stun://HOST:PORT"),
+            (["--turn-server", "turn://example.org:3478"], "turn://USER:PASSWORD@HOST:PORT"),
+        ] {
+            let run = try CapctlRun.run(["serve", "--video", "test-pattern"] + arguments)
+            #expect(run.status == 64 && run.stderr.contains(expected), "\(arguments): \(run.status) \(run.stderr)")
+        }
+    }
 }

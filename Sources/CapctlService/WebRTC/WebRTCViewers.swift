@@ -128,7 +128,8 @@ package final class WebRTCViewers: Sendable {
             case .failed: reason = "failed"
             case .closed: reason = "closed"
             case .disconnected where now - since >= Self.disconnectedTimeout: reason = "disconnected"
-            case .new, .connecting where !connected && now - viewer.created >= Self.connectTimeout: reason = "no-connection"
+            case .new where !connected && now - viewer.created >= Self.connectTimeout,
+                 .connecting where !connected && now - viewer.created >= Self.connectTimeout: reason = "no-connection"
             default:
                 if cameraEnded { reason = "camera-ended" }
                 else if statistics?.saidGoodbye == true { reason = "closed" }
