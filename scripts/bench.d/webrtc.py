@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The measurements of scripts/bench webrtc (its header says what they are)."""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Service"))
+from page_check import Browser  # noqa: E402
+from whep_check import PLAY, STATS  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def cpu_percent(pid, seconds):
+    start, began = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return 100 * (cpu_seconds(pid) - start) / (time.monotonic() - began)
+
+
+def mjpeg_bytes_per_second(base, seconds):
+    """Bytes one /stream.mjpg client at 1280 px, 30 fps receives per second, after 2 s."""
+    total = [0]
+    stop = threading.Event()
+
+    def read():
+        with urllib.request.urlopen(base + "/stream.mjpg?width=1280&fps=30", timeout=30) as stream:
+            time.sleep(0)
+            warm = time.monotonic() + 2
+            while not stop.is_set():
+                chunk = stream.read(65536)
+                if not chunk:
+                    break
+                if time.monotonic() >= warm:
+                    total[0] += len(chunk)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    time.sleep(2)
+    before, began = total[0], time.monotonic()
+    time.sleep(seconds)
+    rate = (total[0] - before) / (time.monotonic() - began)
+    stop.set()
+    return rate
+
+
+def run_once(capctl, seconds, viewers):
+    folder = tempfile.mkdtemp(prefix="capctl-bench-webrtc-")
+    service = subprocess.Popen([capctl, "serve", "--video", "test-pattern,size=1280x720,fps=30", "--audio", "test-tone",
+                                "--listen", "127.0.0.1:0", "--dir", folder, "--max-viewers", str(viewers + 4)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = None
+        for line in service.stdout:
+            event = json.loads(line)
+            if event.get("event") == "service-started":
+                port = event["port"]
+                break
+        base = f"http://127.0.0.1:{port}"
+        threading.Thread(target=lambda: [None for _ in service.stdout], daemon=True).start()
+        result = {"cpuNone": cpu_percent(service.pid, seconds)}
+        browser = Browser(shutil.which("chromium") or "/usr/bin/chromium")
+        try:
+            browser.attach()
+            browser.send("Page.navigate", {"url": base + "/bench"})
+            browser.idle(1.0)
+            browser.evaluate(PLAY % {"token": "null", "count": 1, "camera": "0"}, timeout=60)
+            browser.idle(4.0)
+            first = json.loads(browser.evaluate(STATS))[0]
+            began = time.monotonic()
+            result["cpuOne"] = cpu_percent(service.pid, seconds)
+            second = json.loads(browser.evaluate(STATS))[0]
+            elapsed = time.monotonic() - began
+            result["webrtcBytesPerSecond"] = ((second["videoBytes"] + second["audioBytes"]) - (first["videoBytes"] + first["audioBytes"])) / elapsed
+            result["framesPerSecond"] = (second["frames"] - first["frames"]) / elapsed
+            browser.evaluate(PLAY.replace("window.viewers = viewers", "window.viewers = window.viewers.concat(viewers)")
+                             % {"token": "null", "count": viewers - 1, "camera": "0"}, timeout=120)
+            browser.idle(5.0)
+            result["cpuMany"] = cpu_percent(service.pid, seconds)
+            connected = [s for s in json.loads(browser.evaluate(STATS)) if s["state"] == "connected"]
+            result["connected"] = len(connected)
+        finally:
+            browser.close()
+        result["mjpegBytesPerSecond"] = mjpeg_bytes_per_second(base, seconds)
+        return result
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--capctl", required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--viewers", type=int, default=20)
+    args = parser.parse_args()
+    results = []
+    for run in range(args.runs):
+        result = run_once(args.capctl, args.seconds, args.viewers)
+        result["perFurtherViewer"] = (result["cpuMany"] - result["cpuOne"]) / max(1, args.viewers - 1)
+        result["bytesRatio"] = result["webrtcBytesPerSecond"] / result["mjpegBytesPerSecond"]
+        results.append(result)
+        print(f"run {run + 1}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items()), flush=True)
+    def median(key):
+        return statistics.median(r[key] for r in results)
+    print(f"medians of {args.runs} runs, {args.seconds:g} s windows, 1280x720 30 fps test pattern with test tone:")
+    print(f"  bytes/s: WebRTC {median('webrtcBytesPerSecond'):.0f} (video {median('framesPerSecond'):.1f} fps, with audio), "
+          f"/stream.mjpg {median('mjpegBytesPerSecond'):.0f}: ratio {median('bytesRatio'):.3f} (goal <= 0.2)")
+    print(f"  capctl-serve CPU (% of a core): no viewer {median('cpuNone'):.1f}, 1 viewer {median('cpuOne'):.1f}, "
+          f"{args.viewers} viewers {median('cpuMany'):.1f} ({median('connected'):.0f} connected); "
+          f"each further viewer {median('perFurtherViewer'):.2f} (goal <= 1)")
+
+
+if __name__ == "__main__":
+    main()
