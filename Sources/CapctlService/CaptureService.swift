@@ -104,6 +104,8 @@ package final class CaptureService: Sendable {
         package var views: [ViewDocument]
         /// WHEP viewers watching now.
         package var webrtc: [WebRTCViewerDocument]
+        /// Whether WHEP is served (not with --no-webrtc, nor without GStreamer's WebRTC).
+        package var webrtcAvailable: Bool
         package var recordings: Int
         package var activeRecordings: Int
     }
@@ -161,7 +163,7 @@ package final class CaptureService: Sendable {
         return SessionDocument(state: session.isRunning ? "running" : "stopped", started: startedTime,
                                uptime: Double(MonotonicClock.nowNanoseconds() - startedAt) / 1e9, folder: folder.root,
                                freeSpace: folder.freeSpace, inputs: inputDocuments, views: liveView.statistics.map(ViewDocument.init),
-                               webrtc: webRTCViewerDocuments,
+                               webrtc: webRTCViewerDocuments, webrtcAvailable: webRTCPeering != nil,
                                recordings: all.count,
                                activeRecordings: all.filter { !$0.hasEnded }.count)
     }

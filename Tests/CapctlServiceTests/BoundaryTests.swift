@@ -28,7 +28,7 @@ import Testing
 
         var sessionDocument: CaptureService.SessionDocument {
             .init(state: "running", started: "2026-01-01T00:00:00.000Z", uptime: 1, folder: folderPath, freeSpace: nil,
-                  inputs: [], views: [], webrtc: [], recordings: 0, activeRecordings: 0)
+                  inputs: [], views: [], webrtc: [], webrtcAvailable: false, recordings: 0, activeRecordings: 0)
         }
         var inputDocuments: [CaptureService.InputDocument] { [] }
         func controlsDocument(device id: String) throws(ServiceError) -> ControlsDocument { throw refuse() }

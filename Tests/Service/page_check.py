@@ -328,10 +328,13 @@ class Problems:
 # What the page shows, read in the page.
 CAMERA0 = '.camera[data-camera="0"]'
 LIVE0 = CAMERA0 + " img.live"
+# The picture camera 0 shows: the MJPEG <img>, or the WebRTC <video> when that is shown.
+SHOWN0 = CAMERA0 + " .live:not([hidden])"
 
 SAMPLE_PICTURE = """(() => {
     const img = document.querySelector(%s);
-    if (!img || !img.naturalWidth) return null;
+    const width = img && (img.naturalWidth || img.videoWidth), height = img && (img.naturalHeight || img.videoHeight);
+    if (!width) return null;
     const canvas = document.createElement('canvas');
     canvas.width = 64; canvas.height = 48;
     const context = canvas.getContext('2d', {willReadFrequently: true});
@@ -339,8 +342,8 @@ SAMPLE_PICTURE = """(() => {
     const data = context.getImageData(0, 0, 64, 48).data;
     const luma = [];
     for (let i = 0; i < data.length; i += 4) luma.push((data[i] * 299 + data[i + 1] * 587 + data[i + 2] * 114) / 1000 | 0);
-    return {luma, width: img.naturalWidth, height: img.naturalHeight};
-})()""" % json.dumps(LIVE0)
+    return {luma, width, height};
+})()""" % json.dumps(SHOWN0)
 
 READY = "window.capctl && window.capctl.ready === true"
 
@@ -354,7 +357,7 @@ def recording_text(browser, recording, selector):
 def picture_changes(browser):
     """Two samples of camera 0's live view, about a second apart."""
     try:
-        browser.wait_for(f"(() => {{ const i = document.querySelector({json.dumps(LIVE0)}); return i && i.naturalWidth > 0; }})()",
+        browser.wait_for(f"(() => {{ const i = document.querySelector({json.dumps(SHOWN0)}); return i && (i.naturalWidth || i.videoWidth) > 0; }})()",
                          30, "camera 0's live view to show a picture")
     except TimedOut as error:
         src = browser.evaluate(f"(document.querySelector({json.dumps(LIVE0)}) || {{}}).src || null")
@@ -371,7 +374,7 @@ def picture_changes(browser):
     detail = f"{differing} of 3072 samples differ by more than 8; spread of the first {spread}"
     if differing == 0:
         # Whether the screen shows a change where the canvas sees none.
-        box = browser.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(LIVE0)}).getBoundingClientRect(); "
+        box = browser.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(SHOWN0)}).getBoundingClientRect(); "
                                "return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height, scale: 1}; })()")
         shots = [browser.send("Page.captureScreenshot", {"format": "png", "clip": box})["data"]]
         browser.idle(1.0)
@@ -399,6 +402,8 @@ def run_plain(browser, problems, args):
 
     browser.phase = "view"
     picture_changes(browser)
+    badge = browser.evaluate(f"document.querySelector('{CAMERA0} .transport').textContent")
+    check(badge == "MJPEG", "without WebRTC at the service, the view is MJPEG and says so", repr(badge))
     # The load is over once the live view has had its chance: nothing may have gone wrong meanwhile.
     browser.idle(0.5)
     load_problems = problems.during("load", "view")
@@ -625,6 +630,98 @@ def run_torch(browser, problems, args, result):
     result["torchPosts"] = len(posted)
 
 
+EVERY_CAMERA_ON_WEBRTC = """(() => {
+    const cards = Array.from(document.querySelectorAll('.camera'));
+    return cards.length > 0 && cards.every(c => c.dataset.transport === 'webrtc') ? cards.length : null; })()"""
+
+# Each camera's view: its size, and the frames its connection decoded (a browser pauses a
+# muted video out of sight, so its currentTime says nothing of the frames coming).
+PICTURES = """(async () => Promise.all(Array.from(document.querySelectorAll('.camera')).map(async c => {
+    const v = c.querySelector('video.rtc'), camera = capctl.cameras.get(c.dataset.camera);
+    let frames = 0;
+    if (camera.pc) (await camera.pc.getStats()).forEach(s => { if (s.type === 'inbound-rtp' && s.kind === 'video') frames = s.framesDecoded; });
+    return {camera: c.dataset.camera, width: v.videoWidth, frames, hidden: v.hidden,
+            badge: c.querySelector('.transport').textContent, img: c.querySelector('img.live').getAttribute('src')}; })))()"""
+
+
+def run_webrtc(browser, problems, args):
+    """Every camera live over WebRTC at once, with sound on request; MJPEG when WebRTC cannot show."""
+    result = {}
+    browser.phase = "load"
+    browser.send("Page.navigate", {"url": args.url})
+    try:
+        browser.wait_for(READY, 30, "the page to load")
+        check(True, "the page loads")
+    except TimedOut as error:
+        check(False, "the page loads", str(error))
+        return result
+    browser.phase = "view"
+    try:
+        count = browser.wait_for(EVERY_CAMERA_ON_WEBRTC, 60, "every camera to be live over WebRTC")
+        check(count == args.cameras, f"every camera ({args.cameras}) is live over WebRTC", f"{count}")
+    except TimedOut as error:
+        check(False, f"every camera ({args.cameras}) is live over WebRTC",
+              f"{error}: {browser.evaluate(PICTURES)}")
+        return result
+    first = browser.evaluate(PICTURES)
+    browser.idle(1.5)
+    second = browser.evaluate(PICTURES)
+    moving = [a["camera"] for a, b in zip(first, second) if a["width"] > 0 and b["frames"] > a["frames"] and not a["hidden"]]
+    check(len(moving) == args.cameras and all(p["badge"] == "WebRTC" and not p["img"] for p in second),
+          f"{args.cameras} live pictures at once, each marked WebRTC, no MJPEG stream open", json.dumps(second))
+    result["pictures"] = len(moving)
+    picture_changes(browser)
+    browser.screenshot(os.path.join(args.out, "page-webrtc.png"))
+    # Sound: muted until asked; then the microphone's audio plays.
+    sound = CAMERA0 + " button.sound"
+    visible = browser.evaluate(f"(() => {{ const b = document.querySelector({json.dumps(sound)}); return b && !b.hidden; }})()")
+    muted = browser.evaluate(f"document.querySelector('{CAMERA0} video.rtc').muted")
+    check(visible and muted, "the view starts muted, with a Sound button", f"visible {visible}, muted {muted}")
+    browser.click(sound)
+    state = browser.evaluate(f"""(async () => {{
+        const c = capctl.cameras.get('0'); let samples = 0;
+        (await c.pc.getStats()).forEach(s => {{ if (s.type === 'inbound-rtp' && s.kind === 'audio') samples = s.totalSamplesReceived; }});
+        return {{muted: c.video.muted, pressed: document.querySelector({json.dumps(sound)}).getAttribute('aria-pressed'), samples}}; }})()""")
+    check(state["muted"] is False and state["pressed"] == "true" and state["samples"] > 0,
+          "clicked, Sound unmutes the view and the microphone's samples arrive", json.dumps(state))
+    session = browser.evaluate("""(async () => (await (await fetch('/session')).json()).webrtc.length)()""")
+    check(session == args.cameras, "the service lists one WebRTC viewer per camera", f"{session}")
+    browser.idle(0.5)
+    load_problems = problems.during("load", "view")
+    check(not load_problems, "no console error, exception or failed request", Problems.describe(load_problems))
+
+    # WebRTC that cannot show a picture: the view falls back to MJPEG and says so. Loaded
+    # again, camera 0's offers are answered with a refusal (DevTools request interception).
+    browser.phase = "fallback"
+    browser.send("Fetch.enable", {"patterns": [{"urlPattern": "*/devices/0/whep*", "requestStage": "Request"}]})
+
+    def refuse(message):
+        if message.get("method") == "Fetch.requestPaused":
+            body = base64.b64encode(b'{"error": "WebRTC is refused here by the test"}\n').decode()
+            browser.post("Fetch.fulfillRequest", {"requestId": message["params"]["requestId"], "responseCode": 500,
+                                                   "responseHeaders": [{"name": "Content-Type", "value": "application/json"}],
+                                                   "body": body})
+    browser.listeners.append(refuse)
+    browser.send("Page.reload")
+    try:
+        browser.wait_for(READY, 30, "the page to load again")
+    except TimedOut as error:
+        check(False, "the page loads again", str(error))
+        return result
+    try:
+        browser.wait_for(f"""(() => {{ const c = document.querySelector({json.dumps(CAMERA0)});
+            const img = c.querySelector('img.live');
+            return c.dataset.transport === 'mjpeg' && !img.hidden && (img.getAttribute('src') || '').includes('/stream.mjpg') &&
+                   c.querySelector('.transport').textContent === 'MJPEG'; }})()""", 20, "camera 0 to fall back to MJPEG")
+        check(True, "when WebRTC fails, the view falls back to MJPEG and says so")
+    except TimedOut as error:
+        check(False, "when WebRTC fails, the view falls back to MJPEG and says so", str(error))
+    browser.listeners.remove(refuse)
+    browser.send("Fetch.disable")
+    picture_changes(browser)
+    return result
+
+
 def run_token(browser, problems, args):
     result = {}
     browser.phase = "load"
@@ -726,6 +823,8 @@ def main():
     parser.add_argument("--record-file", default="page-check.mp4")
     parser.add_argument("--marker", default="marked from the page")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    parser.add_argument("--webrtc", action="store_true", help="check the live views over WebRTC instead (a service with WebRTC)")
+    parser.add_argument("--cameras", type=int, default=1, help="with --webrtc: how many cameras the service has")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if not os.access(args.chromium, os.X_OK):
@@ -740,7 +839,10 @@ def main():
         for domain in ("Runtime", "Log", "Page"):
             browser.send(f"{domain}.enable")
         note("Chromium is attached")
-        result = run_token(browser, problems, args) if args.token else run_plain(browser, problems, args)
+        if args.webrtc:
+            result = run_webrtc(browser, problems, args)
+        else:
+            result = run_token(browser, problems, args) if args.token else run_plain(browser, problems, args)
     except (BrowserError, TimedOut) as error:
         print(f"FAIL the browser could not be driven: {error}", flush=True)
         status = 2

@@ -112,9 +112,26 @@ import Testing
 
     // MARK: In a browser
 
+    /// Eight cameras (small test patterns) live at once over WebRTC, each view marked so, with
+    /// the microphone's sound on request; and a view whose WebRTC is refused falls back to MJPEG.
+    @Test(.timeLimit(.minutes(3))) func thePageShowsEightCamerasLiveOverWebRTCWithSound() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "no \(Self.chromium): apt-get install chromium")
+        let cameras = (0..<8).flatMap { _ in ["--video", "test-pattern,size=320x240,fps=15"] }
+        let service = try ServiceFixture(cameras + ["--audio", "test-tone"], startTimeout: 60)
+        let run = try Self.drive(["--url", service.url + "/", "--webrtc", "--cameras", "8"])
+        #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
+        #expect(run.result["pictures"] as? Int == 8, "\(run.result)")
+        // The service's side: a viewer of each camera, with the microphone.
+        let joined = service.events.filter { $0["event"] as? String == "viewer-joined" }
+        #expect(Set(joined.compactMap { $0["camera"] as? String }) == Set((0..<8).map(String.init)), "\(joined)")
+        #expect(joined.allSatisfy { $0["microphone"] as? String == "8" }, "\(joined)")
+        #expect(service.stop() == 0)
+    }
+
     @Test(.timeLimit(.minutes(2))) func thePageDrivesTheService() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "no \(Self.chromium): apt-get install chromium")
-        let service = try ServiceFixture()
+        // Without WebRTC, as a service where GStreamer's is missing: the views are MJPEG (the WebRTC views are checked below).
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--no-webrtc"])
         let marker = "marked from the page"
         let run = try Self.drive(["--url", service.url + "/", "--record-file", "page-check.mp4", "--marker", marker])
         #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
@@ -153,7 +170,7 @@ import Testing
         let tokenFile = scratch.path + "/token"
         #expect(FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8),
                                                attributes: [.posixPermissions: 0o600]))
-        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--token-file", tokenFile])
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--token-file", tokenFile, "--no-webrtc"])
         let run = try Self.drive(["--url", service.url + "/", "--token", token])
         #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
         #expect(run.output.contains("SCREENSHOT \(Self.output.path)/page-token.png"))
