@@ -205,7 +205,14 @@ static void as_preference(GstCaps *caps, const char *kind) {
 // MARK: Building
 
 /// appsrc → payloader → a new sink pad of webrtcbin, its transceiver send-only with `preference`.
+/// The payloader's SSRC is chosen here and named in the preference, so that the answer
+/// signals it (a=ssrc): a browser then knows the stream by its SSRC, not only by its payload
+/// type, which Chromium does not go by when the bundle holds an inactive section (a camera
+/// without a microphone answers the offer's audio so).
 static gboolean add_branch(cw_peer *peer, GstElement *source, GstElement *payloader, GstCaps *preference) {
+    guint ssrc = g_random_int_range(1, G_MAXINT32);
+    g_object_set(payloader, "ssrc", ssrc, NULL);
+    gst_caps_set_simple(preference, "ssrc", G_TYPE_UINT, ssrc, NULL);
     gst_bin_add_many(GST_BIN(peer->pipeline), source, payloader, NULL);
     if (!gst_element_link(source, payloader)) return FALSE;
     GstPad *sink = gst_element_request_pad_simple(peer->webrtc, "sink_%u");
@@ -383,6 +390,14 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
         return NULL;
     }
     peer->base_time = gst_element_get_base_time(peer->pipeline);
+    // For measurements only (scripts/bench webrtc): RTP timestamps on the capture clock (90 kHz
+    // ticks of CLOCK_MONOTONIC), so that a player can tell each frame's capture time. Otherwise
+    // they start at random, as RTP wants.
+    const char *clock_mode = g_getenv("CAPCTL_WEBRTC_RTP_CLOCK");
+    if (clock_mode && strcmp(clock_mode, "capture") == 0) {
+        guint64 ticks = gst_util_uint64_scale(peer->base_time, 90000, GST_SECOND);
+        g_object_set(video_payloader, "timestamp-offset", (guint)(ticks & 0xffffffffu), NULL);
+    }
 
     promise_waiter *waiter;
     GstWebRTCSessionDescription *remote = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_OFFER, message);

@@ -56,6 +56,15 @@ import Testing
         #expect(service.stop() == 0)
     }
 
+    @Test func aCameraWithoutAMicrophonePlaysItsVideoAlone() throws {
+        // The offer asks for audio too; the answer leaves it inactive, and the video still plays.
+        let service = try ServiceFixture(["--video", "test-pattern"])
+        let run = try Self.run("whep_check.py", ["--url", service.url, "--camera", "0", "--no-audio"])
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(run.failures.isEmpty)
+        #expect(service.stop() == 0)
+    }
+
     /// POSTs `sdp` as application/sdp with curl: the status and the body.
     static func postOffer(_ url: String, _ sdp: String) throws -> (status: Int, body: String) {
         let process = Process()

@@ -58,11 +58,39 @@ def mjpeg_bytes_per_second(base, seconds):
     return rate
 
 
-def run_once(capctl, seconds, viewers):
+FRAME_TIMES = """(async () => {
+  const v = document.querySelector('video'); const out = []; const end = performance.now() + %d;
+  await new Promise(resolve => {
+    const cb = (now, m) => { out.push([m.rtpTimestamp, m.presentationTime]); if (performance.now() < end) v.requestVideoFrameCallback(cb); else resolve(); };
+    v.requestVideoFrameCallback(cb);
+  });
+  return JSON.stringify({origin: performance.timeOrigin, frames: out});
+})()"""
+
+
+def glass_to_glass(browser, seconds):
+    """Capture to presentation of each frame the first viewer shows, in ms: the RTP timestamp
+    (on the capture clock, CAPCTL_WEBRTC_RTP_CLOCK=capture) against requestVideoFrameCallback's
+    presentationTime, both moved to the wall clock."""
+    got = json.loads(browser.evaluate(FRAME_TIMES % int(seconds * 1000), timeout=seconds + 60))
+    wall_minus_mono = (time.time_ns() - time.monotonic_ns()) / 1e6
+    now_ticks = time.monotonic_ns() * 90000 // 1_000_000_000
+    latencies = []
+    for rtp, presented in got["frames"]:
+        if rtp is None:
+            continue
+        wraps = round((now_ticks - rtp) / 2**32)
+        captured_ms = (rtp + wraps * 2**32) / 90.0 + wall_minus_mono
+        latencies.append(got["origin"] + presented - captured_ms)
+    return latencies
+
+
+def run_once(capctl, seconds, viewers, glass_seconds):
     folder = tempfile.mkdtemp(prefix="capctl-bench-webrtc-")
+    environment = dict(os.environ, CAPCTL_WEBRTC_RTP_CLOCK="capture")
     service = subprocess.Popen([capctl, "serve", "--video", "test-pattern,size=1280x720,fps=30", "--audio", "test-tone",
                                 "--listen", "127.0.0.1:0", "--dir", folder, "--max-viewers", str(viewers + 4)],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
     try:
         port = None
         for line in service.stdout:
@@ -87,6 +115,12 @@ def run_once(capctl, seconds, viewers):
             elapsed = time.monotonic() - began
             result["webrtcBytesPerSecond"] = ((second["videoBytes"] + second["audioBytes"]) - (first["videoBytes"] + first["audioBytes"])) / elapsed
             result["framesPerSecond"] = (second["frames"] - first["frames"]) / elapsed
+            latencies = glass_to_glass(browser, glass_seconds)
+            tenth = max(1, len(latencies) // 10)
+            result["glassP50"] = statistics.median(latencies)
+            result["glassP95"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))]
+            result["glassDrift"] = statistics.median(latencies[-tenth:]) - statistics.median(latencies[:tenth])
+            result["glassFrames"] = len(latencies)
             browser.evaluate(PLAY.replace("window.viewers = viewers", "window.viewers = window.viewers.concat(viewers)")
                              % {"token": "null", "count": viewers - 1, "camera": "0"}, timeout=120)
             browser.idle(5.0)
@@ -109,10 +143,11 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--viewers", type=int, default=20)
+    parser.add_argument("--glass-seconds", type=float, default=20)
     args = parser.parse_args()
     results = []
     for run in range(args.runs):
-        result = run_once(args.capctl, args.seconds, args.viewers)
+        result = run_once(args.capctl, args.seconds, args.viewers, args.glass_seconds)
         result["perFurtherViewer"] = (result["cpuMany"] - result["cpuOne"]) / max(1, args.viewers - 1)
         result["bytesRatio"] = result["webrtcBytesPerSecond"] / result["mjpegBytesPerSecond"]
         results.append(result)
@@ -122,6 +157,9 @@ def main():
     print(f"medians of {args.runs} runs, {args.seconds:g} s windows, 1280x720 30 fps test pattern with test tone:")
     print(f"  bytes/s: WebRTC {median('webrtcBytesPerSecond'):.0f} (video {median('framesPerSecond'):.1f} fps, with audio), "
           f"/stream.mjpg {median('mjpegBytesPerSecond'):.0f}: ratio {median('bytesRatio'):.3f} (goal <= 0.2)")
+    print(f"  glass to glass (capture to presentation in Chromium, one viewer, {args.glass_seconds:g} s): "
+          f"p50 {median('glassP50'):.1f} ms, p95 {median('glassP95'):.1f} ms (goal <= 150), "
+          f"drift last tenth - first tenth {median('glassDrift'):+.1f} ms")
     print(f"  capctl-serve CPU (% of a core): no viewer {median('cpuNone'):.1f}, 1 viewer {median('cpuOne'):.1f}, "
           f"{args.viewers} viewers {median('cpuMany'):.1f} ({median('connected'):.0f} connected); "
           f"each further viewer {median('perFurtherViewer'):.2f} (goal <= 1)")

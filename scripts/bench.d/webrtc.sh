@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # capctl serve's WebRTC (WHEP) view: bytes per second against /stream.mjpg, the service's CPU per viewer.
 #
-# Usage: scripts/bench webrtc [RUNS] [SECONDS] [VIEWERS]   (defaults: 3 runs, 10 s windows, 20 viewers)
+# Usage: scripts/bench webrtc [RUNS] [SECONDS] [VIEWERS] [GLASS]   (defaults: 3 runs, 10 s windows,
+#        20 viewers, 20 s of glass-to-glass; 600 shows drift over ten minutes)
 #        CAPCTL_BENCH_DEBUG=1   use the debug build (.build/debug) instead of building release
 #
 # All on 127.0.0.1. The camera is capctl's test-pattern at 1280x720, 30 fps, with test-tone.
@@ -10,7 +11,13 @@
 # 1. Bytes per second: what one WebRTC viewer received (getStats bytesReceived, video and
 #    audio) over the window, against what one client of /stream.mjpg?width=1280&fps=30 (the
 #    same picture, size and rate) received over the same window. Goal: WebRTC at most 1/5.
-# 2. CPU of capctl-serve (utime + stime from /proc/PID/stat, % of one core) over a window with
+# 2. Glass to glass: each frame one viewer presents (requestVideoFrameCallback's
+#    presentationTime) against its capture time, over GLASS seconds: p50, p95, and the drift
+#    (median of the last tenth of the frames minus that of the first). The service runs with
+#    CAPCTL_WEBRTC_RTP_CLOCK=capture, which starts RTP timestamps on the capture clock (90 kHz
+#    ticks of CLOCK_MONOTONIC) instead of at random, so the page can tell each frame's capture
+#    time. Goal: p95 at most 150 ms, no drift.
+# 3. CPU of capctl-serve (utime + stime from /proc/PID/stat, % of one core) over a window with
 #    no viewer, with 1, and with VIEWERS: the cost of the first viewer (the shared H.264 and
 #    Opus encoders start) and of each further one ((VIEWERS - 1) - 1 viewer) / (VIEWERS - 1).
 #    Goal: each further viewer at most 1 % of a core.
@@ -20,6 +27,7 @@ cd "$(dirname "$0")/../.."
 runs=${1:-3}
 seconds=${2:-10}
 viewers=${3:-20}
+glass=${4:-20}
 scratch=${BENCH_SCRATCH:-.build-bench}
 if [[ ${CAPCTL_BENCH_DEBUG:-} == 1 ]]; then
   swift build --product capctl-serve >&2
@@ -31,4 +39,4 @@ else
   swift build -c release --product capctl-serve --scratch-path "$scratch" >&2
   bin=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 fi
-exec python3 scripts/bench.d/webrtc.py --capctl "$bin/capctl" --runs "$runs" --seconds "$seconds" --viewers "$viewers"
+exec python3 scripts/bench.d/webrtc.py --capctl "$bin/capctl" --runs "$runs" --seconds "$seconds" --viewers "$viewers" --glass-seconds "$glass"
