@@ -336,9 +336,9 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
     cw_peer *peer = g_new0(cw_peer, 1);
     g_strlcpy(peer->profile, offered_profile ? offered_profile : "constrained-baseline", sizeof peer->profile);
     peer->pipeline = gst_pipeline_new(NULL);
-    // The system clock runs on CLOCK_MONOTONIC, the capture clock: a packet's
-    // capture time minus the pipeline's base time is its running time, so
-    // that audio and video keep the alignment they were captured with.
+    // The system clock runs on CLOCK_MONOTONIC, the capture clock: with base
+    // time 0 a packet's capture time is its running time, so that audio and
+    // video keep the alignment they were captured with.
     GstClock *clock = gst_system_clock_obtain();
     g_object_set(clock, "clock-type", GST_CLOCK_TYPE_MONOTONIC, NULL);
     gst_pipeline_use_clock(GST_PIPELINE(peer->pipeline), clock);
@@ -383,6 +383,15 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
     gst_pad_add_probe(video_output, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, on_upstream_event, peer, NULL);
     gst_object_unref(video_output);
 
+    // Running time is the capture clock itself: base time 0, kept so (no start time), and a
+    // packet's capture time is its running time.
+    gst_element_set_start_time(peer->pipeline, GST_CLOCK_TIME_NONE);
+    gst_element_set_base_time(peer->pipeline, 0);
+    // For measurements only (scripts/bench webrtc): RTP timestamps on the capture clock (90 kHz
+    // ticks of CLOCK_MONOTONIC, from 0), so that a player can tell each frame's capture time.
+    // Otherwise they start at random, as RTP wants.
+    const char *clock_mode = g_getenv("CAPCTL_WEBRTC_RTP_CLOCK");
+    if (clock_mode && strcmp(clock_mode, "capture") == 0) g_object_set(video_payloader, "timestamp-offset", 0u, NULL);
     if (gst_element_set_state(peer->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
         gst_sdp_message_free(message);
         *error = g_strdup("the WebRTC pipeline does not start");
@@ -390,14 +399,6 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
         return NULL;
     }
     peer->base_time = gst_element_get_base_time(peer->pipeline);
-    // For measurements only (scripts/bench webrtc): RTP timestamps on the capture clock (90 kHz
-    // ticks of CLOCK_MONOTONIC), so that a player can tell each frame's capture time. Otherwise
-    // they start at random, as RTP wants.
-    const char *clock_mode = g_getenv("CAPCTL_WEBRTC_RTP_CLOCK");
-    if (clock_mode && strcmp(clock_mode, "capture") == 0) {
-        guint64 ticks = gst_util_uint64_scale(peer->base_time, 90000, GST_SECOND);
-        g_object_set(video_payloader, "timestamp-offset", (guint)(ticks & 0xffffffffu), NULL);
-    }
 
     promise_waiter *waiter;
     GstWebRTCSessionDescription *remote = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_OFFER, message);
