@@ -56,6 +56,29 @@ import Testing
         #expect(service.stop() == 0)
     }
 
+    /// A second player that no one here wrote: aiortc (its own ICE, DTLS, SRTP and RTP, and
+    /// FFmpeg's decoders through PyAV), from PyPI in .venv-test/ (scripts/setup).
+    @Test func aiortcPlaysTheCameraAndTheMicrophone() throws {
+        let python = Self.root.appendingPathComponent(".venv-test/bin/python").path
+        try #require(FileManager.default.isExecutableFile(atPath: python), "no .venv-test: run scripts/setup")
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone"])
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [Self.root.appendingPathComponent("Tests/Service/whep_aiortc.py").path, "--url", service.url,
+                             "--width", "640", "--height", "480"]
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        print(text.split(separator: "\n").map { "whep_aiortc.py: \($0)" }.joined(separator: "\n"))
+        #expect(process.terminationStatus == 0 && !text.contains("FAIL "), "\(text.suffix(2000))")
+        let left = service.waitForEvent(timeout: 10) { $0["event"] as? String == "viewer-left" }
+        #expect(left?["reason"] as? String == "deleted", "\(String(describing: left))")
+        #expect(service.stop() == 0)
+    }
+
     @Test func aCameraWithoutAMicrophonePlaysItsVideoAlone() throws {
         // The offer asks for audio too; the answer leaves it inactive, and the video still plays.
         let service = try ServiceFixture(["--video", "test-pattern"])
