@@ -14,7 +14,7 @@
 #      MemoryDenyWriteExecute= asks for) it records over HTTP; the user capctl exists, in
 #      video and audio; the unit is installed, not enabled, and systemd-analyze verify takes
 #      it. The unit itself cannot run here: no systemd runs in the chroot, so its sandbox,
-#      user and devices are not tried;
+#      user and devices are not tried; a WHEP player (aiortc) plays a camera and a microphone;
 #   7. with libavformat's file emptied, `list-devices` still works and `record` fails
 #      with status 69 and one line naming the library and its package;
 #   8. `dpkg --purge capctl` removes the options file, keeps /var/lib/capctl/recordings
@@ -156,6 +156,9 @@ if [ "${3:-}" = record ]; then
   echo "duration \$(ffprobe -v error -show_entries format=duration -of csv=p=0 $2/clip.mp4 2>&1 | head -1)"
   echo "owner \$(stat -c %U $2/clip.mp4)"
 fi
+if [ "${3:-}" = whep ]; then
+  echo "whep \$($4 --url http://127.0.0.1:\$port --width 640 --height 480 2>&1 | tail -1)"
+fi
 kill -TERM \$pid
 wait \$pid
 echo "status \$?"
@@ -182,6 +185,21 @@ if [[ $(field session "$served") == "200 "* && $(field record "$served") == 20[0
   ok "under memory-deny-write-execute: capctl serve recorded $duration s over HTTP, exited 0"
 else
   echo "$served"; cat "$root/tmp/serve.err"; bad "capctl serve under memory-deny-write-execute"
+fi
+# WebRTC from the package: its GStreamer plugins come with its Depends. aiortc (the test
+# virtualenv of this working copy, seen at the same path in the copy of /) plays the camera and
+# the microphone over WHEP from the installed capctl-serve.
+here=$(cd "$(dirname "$0")/../.." && pwd)
+if [[ -x $here/.venv-test/bin/python ]]; then
+  served=$(in_root "$(serve_script 'exec capctl serve --video test-pattern --audio test-tone --listen 127.0.0.1:0 --dir /tmp/x' /tmp/x whep \
+    "$here/.venv-test/bin/python $here/Tests/Service/whep_aiortc.py")")
+  if [[ $(field whep "$served") == "aiortc: 5 passed, 0 failed" && $(field status "$served") == 0 ]]; then
+    ok "the installed capctl serve plays a camera and a microphone over WHEP (aiortc), exited 0"
+  else
+    echo "$served"; cat "$root/tmp/serve.err"; bad "the installed capctl serve over WHEP"
+  fi
+else
+  bad "no $here/.venv-test (scripts/setup makes it): WHEP from the package not tried"
 fi
 # The unit's command as the unit runs it, as far as can be done without systemd: as the user
 # capctl with its groups, in /var/lib/capctl, with the options file's options (the test
