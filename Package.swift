@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "CWebRTCPeer",
             dependencies: ["CGStreamer"],
-            linkerSettings: ["gstwebrtc-1.0", "gstsdp-1.0", "gstapp-1.0", "gstbase-1.0", "gstreamer-1.0", "nice",
+            linkerSettings: ["gstwebrtc-1.0", "gstsdp-1.0", "gstapp-1.0", "gstreamer-1.0", "nice",
                              "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }
         ),
         .target(

@@ -103,7 +103,9 @@ static gboolean await_reply(GstPromise *promise, promise_waiter *waiter, int tim
     g_mutex_unlock(&waiter->mutex);
     waiter_release(waiter);
     if (!done) {
-        gst_promise_expire(promise);
+        // Interrupted, a reply webrtcbin still makes is freed without a word (an expired
+        // promise would refuse it with a critical and leak it).
+        gst_promise_interrupt(promise);
         return FALSE;
     }
     if (gst_promise_wait(promise) != GST_PROMISE_RESULT_REPLIED) return FALSE;
@@ -549,9 +551,10 @@ int cw_peer_stats(cw_peer *peer, cw_stats *stats, int timeout_ms) {
     g_signal_emit_by_name(peer->webrtc, "get-stats", NULL, promise);
     const GstStructure *reply = NULL;
     gboolean answered = await_reply(promise, waiter, timeout_ms, &reply);
-    if (reply) gst_structure_foreach(reply, add_stats, stats);
+    gboolean usable = answered && reply && !gst_structure_has_field(reply, "error");
+    if (usable) gst_structure_foreach(reply, add_stats, stats);
     gst_promise_unref(promise);
-    return answered && reply ? 0 : -1;
+    return usable ? 0 : -1;
 }
 
 void cw_peer_destroy(cw_peer *peer) {

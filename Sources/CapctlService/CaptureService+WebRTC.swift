@@ -43,9 +43,11 @@ extension CaptureService {
             guard microphone?.mediaType == .audio else { throw ServiceError(.badRequest, "audio=\(id) is a camera; name a microphone, or none") }
         case nil: microphone = inputs.first { $0.mediaType == .audio }
         }
-        guard webRTCViewers.count < configuration.maxViewers else {
+        guard webRTCViewers.reserve(limit: configuration.maxViewers) else {
             throw ServiceError(.unavailable, "\(configuration.maxViewers) WebRTC viewers are watching, the most this service takes (--max-viewers); try again later")
         }
+        var placed = false
+        defer { if !placed { webRTCViewers.release() } }
         let channels = min(max(microphone?.source.audioFormat?.channels ?? 1, 1), 2)
         let made: (peer: any WebRTCPeer, answer: String)
         do throws(WebRTCPeerError) {
@@ -56,7 +58,9 @@ extension CaptureService {
             case .failed(let reason): throw ServiceError(.unavailable, "WebRTC could not start: \(reason)")
             }
         }
-        let viewer = WebRTCViewer(id: Self.viewerID(), camera: id, microphone: microphone.flatMap { mic in inputs.firstIndex { $0 === mic }.map(String.init) },
+        // Named as /metrics names cameras: by their place ("0", never "00" or "+0").
+        let cameraID = inputs.firstIndex { $0 === camera }.map(String.init) ?? id
+        let viewer = WebRTCViewer(id: Self.viewerID(), camera: cameraID, microphone: microphone.flatMap { mic in inputs.firstIndex { $0 === mic }.map(String.init) },
                                   peer: made.peer)
         do {
             let subscription = try encodedMedia.subscribe(viewer, camera: camera, microphone: microphone)
@@ -65,6 +69,7 @@ extension CaptureService {
             made.peer.close()
             throw ServiceError(.unavailable, "the camera's encoder does not start: \(error)")
         }
+        placed = true
         guard webRTCViewers.add(viewer) else {
             viewer.close()
             throw ServiceError(.unavailable, "the service is stopping")
@@ -81,9 +86,11 @@ extension CaptureService {
         }
     }
 
-    package var webRTCViewerDocuments: [WebRTCViewerDocument] {
+    package var webRTCViewerDocuments: [WebRTCViewerDocument] { documents(of: webRTCViewers.all) }
+
+    func documents(of viewers: [WebRTCViewer]) -> [WebRTCViewerDocument] {
         let now = MonotonicClock.nowNanoseconds()
-        return webRTCViewers.all.map { viewer in
+        return viewers.map { viewer in
             viewer.tracking.withLock { tracking in
                 WebRTCViewerDocument(id: viewer.id, camera: viewer.camera, microphone: viewer.microphone, state: tracking.state,
                                      connectedFor: tracking.connectedAt.map { Double(now - $0) / 1e9 },

@@ -1,6 +1,7 @@
 import CWebRTCPeer
 import CapctlCommands
 import CapctlService
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -119,7 +120,20 @@ final class PeerHandle: @unchecked Sendable {
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
-    deinit { cw_peer_destroy(pointer) }
+    /// Where pipelines are stopped: the last reference can go on an encoder's thread (a push
+    /// in progress when the viewer ended), which must not wait for ICE and DTLS to shut down.
+    private static let teardown = DispatchQueue(label: "webrtc-peer-teardown")
+
+    deinit {
+        let pointer = Destroyable(pointer: pointer)
+        Self.teardown.async { cw_peer_destroy(pointer.pointer) }
+    }
+}
+
+/// The pointer on its way to the teardown queue, which alone uses it from then on.
+private struct Destroyable: @unchecked Sendable {
+    // @unchecked: handed from the last holder to the teardown queue, and used only there.
+    let pointer: OpaquePointer
 }
 
 private func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {

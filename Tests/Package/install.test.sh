@@ -157,7 +157,7 @@ if [ "${3:-}" = record ]; then
   echo "owner \$(stat -c %U $2/clip.mp4)"
 fi
 if [ "${3:-}" = whep ]; then
-  echo "whep \$($4 --url http://127.0.0.1:\$port --width 640 --height 480 2>&1 | tail -1)"
+  echo "whep \$(${4:-} --url http://127.0.0.1:\$port --width 640 --height 480 2>&1 | tail -1)"
 fi
 kill -TERM \$pid
 wait \$pid

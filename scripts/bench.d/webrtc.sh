@@ -8,8 +8,8 @@
 # All on 127.0.0.1. The camera is capctl's test-pattern at 1280x720, 30 fps, with test-tone.
 # The viewers are RTCPeerConnections in one headless Chromium page (Debian's), each a WHEP
 # player of camera 0 with sound; Chromium's own CPU is not counted. Per run:
-# 1. Bytes per second: what one WebRTC viewer received (getStats bytesReceived, video and
-#    audio) over the window, against what one client of /stream.mjpg?width=1280&fps=30 (the
+# 1. Bytes per second: what one WebRTC viewer's transport received (getStats' transport
+#    bytesReceived: SRTP and SRTCP packets whole, video and audio) over the window, against what one client of /stream.mjpg?width=1280&fps=30 (the
 #    same picture, size and rate) received over the same window. Goal: WebRTC at most 1/5.
 # 2. Glass to glass: each frame one viewer presents (requestVideoFrameCallback's
 #    presentationTime) against its capture time, over GLASS seconds: p50, p95, and the drift

@@ -6,8 +6,9 @@ extension CaptureService {
     /// camera appears from the start, at 0 until it is watched.
     func addWebRTCMetrics(to out: inout PrometheusExposition) {
         let cameras = inputs.indices.filter { inputs[$0].mediaType == .video }.map(String.init)
-        let current = webRTCViewerDocuments
-        let ended = webRTCViewers.ended
+        let snapshot = webRTCViewers.snapshot
+        let current = documents(of: snapshot.viewers)
+        let ended = snapshot.ended
         var mjpeg: [String: Int] = [:]
         for view in liveView.statistics { mjpeg[String(view.cameraIndex), default: 0] += view.viewers }
         for camera in cameras {

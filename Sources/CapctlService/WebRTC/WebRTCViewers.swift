@@ -30,6 +30,8 @@ package final class WebRTCViewers: Sendable {
         var viewers: [String: WebRTCViewer] = [:]
         var ended: [String: Totals] = [:]
         var endReasons: [String: Int] = [:]
+        /// Places taken by offers being answered (a peer starting), so that the limit holds.
+        var reserved = 0
         var closed = false
     }
     private let state = Mutex(State())
@@ -42,8 +44,22 @@ package final class WebRTCViewers: Sendable {
         self.left = left
     }
 
+    /// Takes a place for a viewer about to be made, if fewer than `limit` are watching or
+    /// starting; `add` or `release` gives it back.
+    func reserve(limit: Int) -> Bool {
+        state.withLock { state in
+            guard !state.closed, state.viewers.count + state.reserved < limit else { return false }
+            state.reserved += 1
+            return true
+        }
+    }
+
+    func release() { state.withLock { $0.reserved = max(0, $0.reserved - 1) } }
+
+    /// Adds a viewer in the place reserved for it.
     func add(_ viewer: WebRTCViewer) -> Bool {
         let added = state.withLock { state -> Bool in
+            state.reserved = max(0, state.reserved - 1)
             guard !state.closed else { return false }
             state.viewers[viewer.id] = viewer
             return true
@@ -57,21 +73,33 @@ package final class WebRTCViewers: Sendable {
     var ended: [String: Totals] { state.withLock { $0.ended } }
     var endReasons: [String: Int] { state.withLock { $0.endReasons } }
 
+    /// The viewers watching now and the totals of those gone, read together: a viewer that
+    /// leaves moves from one to the other in one step, so no counter made of both goes down.
+    var snapshot: (viewers: [WebRTCViewer], ended: [String: Totals]) {
+        state.withLock { state in
+            (Array(state.viewers.values).sorted { $0.created < $1.created }, state.ended)
+        }
+    }
+
     /// Ends viewer `id` for `reason`; false when there is no such viewer.
     @discardableResult
     func end(_ id: String, reason: String) -> Bool {
-        guard let viewer = state.withLock({ $0.viewers.removeValue(forKey: id) }) else { return false }
-        // The last counters before the peer goes (a closed peer has none).
-        let last = viewer.peer.statistics() ?? viewer.tracking.withLock { $0.statistics }
-        viewer.close()
-        state.withLock { state in
+        guard let viewer = state.withLock({ $0.viewers[id] }) else { return false }
+        // The last counters while it is still listed (a closed peer has none).
+        if let last = viewer.peer.statistics() { viewer.tracking.withLock { $0.statistics = last } }
+        let moved = state.withLock { state -> WebRTCPeerStatistics? in
+            guard state.viewers.removeValue(forKey: id) != nil else { return nil }
+            let last = viewer.tracking.withLock { $0.statistics }
             state.ended[viewer.camera, default: Totals()].viewers += 1
             state.ended[viewer.camera, default: Totals()].bytesSent += last.bytesSent
             state.ended[viewer.camera, default: Totals()].packetsSent += last.packetsSent
             state.ended[viewer.camera, default: Totals()].packetsLost += last.packetsLost
             state.endReasons[reason, default: 0] += 1
+            return last
         }
-        left(viewer, reason, last)
+        guard let moved else { return false }
+        viewer.close()
+        left(viewer, reason, moved)
         return true
     }
 
@@ -120,7 +148,8 @@ package final class WebRTCViewers: Sendable {
                         || statistics.packetsSent == tracking.statistics.packetsSent { tracking.lastProgress = now }
                     tracking.statistics = statistics
                 }
-                let silent = tracking.connectedAt != nil && now - tracking.lastProgress >= Self.silenceTimeout
+                // A disconnected viewer has its own time limit (ICE may come back).
+                let silent = peerState == .connected && now - tracking.lastProgress >= Self.silenceTimeout
                 return (tracking.since, tracking.connectedAt != nil, tracking.ended, silent)
             }
             let reason: String?

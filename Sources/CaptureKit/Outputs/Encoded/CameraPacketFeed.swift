@@ -17,8 +17,12 @@ final class CameraPacketFeed: CompressedVideoSink, Sendable {
     /// The stage it joined; nil until `join()`.
     private let stage = Locked<VideoCompressionStage?>(nil)
 
-    init(camera: CaptureInput) {
+    /// Called when the encoder fails, so that the output forgets the feed (the next receiver gets a new one).
+    private let failed: @Sendable (CameraPacketFeed) -> Void
+
+    init(camera: CaptureInput, failed: @escaping @Sendable (CameraPacketFeed) -> Void = { _ in }) {
         self.camera = camera
+        self.failed = failed
     }
 
     /// Joins the camera's compression stage (opening the encoder if no
@@ -48,12 +52,18 @@ final class CameraPacketFeed: CompressedVideoSink, Sendable {
         camera.compression.leave(self, stage: joined)
     }
 
-    func add(_ receiver: any EncodedMediaReceiver) {
+    /// Adds `receiver`; false when the feed has ended (its camera or encoder did).
+    func add(_ receiver: any EncodedMediaReceiver) -> Bool {
         state.withLock { state in
+            guard !state.ended else { return false }
             state.members.append(Member(receiver: receiver))
             state.keyframeWanted = true
+            return true
         }
     }
+
+    /// No receiver has joined it, or every one has left.
+    var isUnused: Bool { state.withLock { $0.members.isEmpty } }
 
     /// Removes `receiver`; true when none is left.
     func remove(_ receiver: any EncodedMediaReceiver) -> Bool {
@@ -100,5 +110,8 @@ final class CameraPacketFeed: CompressedVideoSink, Sendable {
         for receiver in receivers { receiver.receiveVideo(sample.bytes, captureTime: time, isKeyframe: sample.isKeyframe) }
     }
 
-    func compressionStage(_ stage: VideoCompressionStage, didFail error: WriterError) { end() }
+    func compressionStage(_ stage: VideoCompressionStage, didFail error: WriterError) {
+        end()
+        failed(self)
+    }
 }

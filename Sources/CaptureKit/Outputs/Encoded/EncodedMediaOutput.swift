@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A running session's cameras as H.264 and its microphones as Opus, for
@@ -35,15 +36,29 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
         guard camera.mediaType == .video, microphone.map({ $0.mediaType == .audio }) ?? true else {
             throw .invalidState("a camera and a microphone are needed")
         }
+        // The feeds are found or made, and the receiver joins them, under one lock: a feed
+        // that its last receiver leaves, or that ends, meanwhile is never joined.
         let video = try cameraFeed(for: camera)
         let subscription = EncodedMediaSubscription(camera: camera, microphone: microphone, receiver: receiver,
                                                     keyframe: { [weak video] in video?.requestKeyframe() },
                                                     leave: { [weak self] subscription in self?.unsubscribe(subscription) })
-        video.add(receiver)
-        state.withLock { $0.subscriptions[ObjectIdentifier(subscription)] = subscription }
+        let joined = state.withLock { state -> Bool in
+            guard state.running, state.cameras[ObjectIdentifier(camera)] === video, video.add(receiver) else { return false }
+            state.subscriptions[ObjectIdentifier(subscription)] = subscription
+            return true
+        }
+        guard joined else {
+            releaseIfUnused(video)
+            throw .invalidState("the camera's feed ended as the viewer joined; ask again")
+        }
         if let microphone {
             do throws(WriterError) {
-                try microphoneFeed(for: microphone).add(receiver)
+                let audio = try microphoneFeed(for: microphone)
+                let heard = state.withLock { state in
+                    state.subscriptions[ObjectIdentifier(subscription)] != nil && state.microphones[ObjectIdentifier(microphone)] === audio
+                        && audio.add(receiver)
+                }
+                if !heard { throw WriterError.invalidState("the microphone's feed ended as the viewer joined; ask again") }
             } catch {
                 unsubscribe(subscription)
                 throw error
@@ -56,7 +71,7 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
     private func cameraFeed(for camera: CaptureInput) throws(WriterError) -> CameraPacketFeed {
         let key = ObjectIdentifier(camera)
         if let existing = state.withLock({ $0.cameras[key] }) { return existing }
-        let made = CameraPacketFeed(camera: camera)
+        let made = CameraPacketFeed(camera: camera, failed: { [weak self] feed in self?.forget(feed) })
         try made.join()
         let (feed, spare) = state.withLock { state -> (CameraPacketFeed, CameraPacketFeed?) in
             if let existing = state.cameras[key] { return (existing, made) }
@@ -65,6 +80,25 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
         }
         spare?.leave()
         return feed
+    }
+
+    /// A feed whose encoder failed: forgotten, so that the next receiver gets a new one. It
+    /// leaves the stage from another thread (this is the stage's, which leaving may join).
+    private func forget(_ feed: CameraPacketFeed) {
+        state.withLock { state in
+            if state.cameras[ObjectIdentifier(feed.camera)] === feed { state.cameras[ObjectIdentifier(feed.camera)] = nil }
+        }
+        DispatchQueue.global().async { feed.leave() }
+    }
+
+    /// A feed made for a receiver that could not join it: left if no one else took it.
+    private func releaseIfUnused(_ feed: CameraPacketFeed) {
+        let unused = state.withLock { state -> Bool in
+            guard state.cameras[ObjectIdentifier(feed.camera)] === feed, feed.isUnused else { return false }
+            state.cameras[ObjectIdentifier(feed.camera)] = nil
+            return true
+        }
+        if unused { feed.leave() }
     }
 
     private func microphoneFeed(for microphone: CaptureInput) throws(WriterError) -> MicrophoneOpusFeed {
@@ -77,7 +111,7 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
             state.microphones[key] = made
             return (made, nil)
         }
-        spare?.stop(notify: false)
+        spare?.stop()
         return feed
     }
 
@@ -97,7 +131,7 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
             return (camera, microphone)
         }
         camera?.leave()
-        microphone?.stop(notify: false)
+        microphone?.stop()
     }
 
     /// Receivers now, over every camera.
@@ -122,7 +156,8 @@ package final class EncodedMediaOutput: CaptureOutput, @unchecked Sendable {
             feed.end()
             feed.leave()
         }
-        for feed in microphones { feed.stop(notify: true) }
+        // A microphone that ends takes its sound away; the viewers' video goes on.
+        for feed in microphones { feed.stop() }
     }
 
     // MARK: CaptureOutput

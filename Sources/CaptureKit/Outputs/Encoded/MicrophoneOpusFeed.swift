@@ -32,7 +32,12 @@ final class MicrophoneOpusFeed: Sendable {
         }
     }
 
-    func add(_ receiver: any EncodedMediaReceiver) { receivers.withLock { $0.append(receiver) } }
+    /// Adds `receiver`; false once the feed has stopped.
+    func add(_ receiver: any EncodedMediaReceiver) -> Bool {
+        guard !queue.isClosed else { return false }
+        receivers.withLock { $0.append(receiver) }
+        return true
+    }
 
     /// Removes `receiver`; true when none is left.
     func remove(_ receiver: any EncodedMediaReceiver) -> Bool {
@@ -50,12 +55,11 @@ final class MicrophoneOpusFeed: Sendable {
         if !queue.put(audio.copied()), !queue.isClosed { dropped.withLock { $0 += audio.frameCount } }
     }
 
-    /// Stops the thread (waiting for it); receivers hear the end when `notify`.
-    func stop(notify: Bool) {
+    /// Stops the thread (waiting for it). Receivers are not told: the sound stops, the video
+    /// they take goes on.
+    func stop() {
         queue.close()
         thread.withLock { $0 }?.join()
-        guard notify else { return }
-        for receiver in receivers.withLock({ $0 }) { receiver.encodedMediaDidEnd() }
     }
 
     // MARK: The feed's thread
