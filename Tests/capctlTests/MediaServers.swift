@@ -42,7 +42,7 @@ func waitForListener(port: Int, seconds: Double = 10) -> Bool {
 }
 
 /// Waits (at most `seconds`) until a UDP socket is bound to 127.0.0.1:`port` (or to any address).
-func waitForUDPSocket(port: Int, seconds: Double = 10) -> Bool {
+func waitForUDPSocket(port: Int, seconds: Double = 30) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     let suffix = String(format: ":%04X", port)
     while Date() < deadline {
