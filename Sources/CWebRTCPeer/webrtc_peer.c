@@ -268,9 +268,13 @@ static void configure_ice(cw_peer *peer, const cw_config *config) {
     if (!ice) return;
     if (g_object_class_find_property(G_OBJECT_GET_CLASS(ice), "ice-tcp")) g_object_set(ice, "ice-tcp", FALSE, NULL);
     if (config->max_port > 0) g_object_set(ice, "max-rtp-port", config->max_port, "min-rtp-port", config->min_port, NULL);
-    if (config->address_count > 0 && g_object_class_find_property(G_OBJECT_GET_CLASS(ice), "agent")) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(ice), "agent")) {
         NiceAgent *agent = NULL;
         g_object_get(ice, "agent", &agent, NULL);
+        // No UPnP: libnice would otherwise look for an internet gateway with SSDP multicasts on
+        // every network and ask it to open ports, where media is to leave from the listening
+        // address alone.
+        if (agent && g_object_class_find_property(G_OBJECT_GET_CLASS(agent), "upnp")) g_object_set(agent, "upnp", FALSE, NULL);
         for (int index = 0; agent && index < config->address_count; index++) {
             NiceAddress address;
             nice_address_init(&address);

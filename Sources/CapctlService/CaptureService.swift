@@ -104,7 +104,7 @@ package final class CaptureService: Sendable {
         package var views: [ViewDocument]
         /// WHEP viewers watching now.
         package var webrtc: [WebRTCViewerDocument]
-        /// Whether WHEP is served (not with --no-webrtc, nor without GStreamer's WebRTC).
+        /// Whether WHEP is served (not with --no-webrtc; without GStreamer's WebRTC an offer answers 503).
         package var webrtcAvailable: Bool
         package var recordings: Int
         package var activeRecordings: Int

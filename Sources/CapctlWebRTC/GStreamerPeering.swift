@@ -13,17 +13,24 @@ import Glibc
 package struct GStreamerPeering: WebRTCPeering {
     package let settings: WebRTCSettings
 
-    /// Loads GStreamer and checks its WebRTC elements; fails naming what is missing.
+    /// Peers made with `settings`. GStreamer is loaded at the first offer, not here: a service
+    /// that no one watches over WebRTC never loads it.
     package static func make(settings: WebRTCSettings) -> Result<any WebRTCPeering, WebRTCPeerError> {
+        .success(GStreamerPeering(settings: settings))
+    }
+
+    /// GStreamer loaded and its WebRTC elements checked, once: nil, or why WebRTC cannot run.
+    private static let loaded: String? = {
         var message: UnsafeMutablePointer<CChar>?
         guard cw_initialize(&message) == 0 else {
             defer { cw_free(message) }
-            return .failure(.failed(message.map { String(cString: $0) } ?? "GStreamer does not start"))
+            return message.map { String(cString: $0) } ?? "GStreamer does not start"
         }
-        return .success(GStreamerPeering(settings: settings))
-    }
+        return nil
+    }()
 
     package func makePeer(offer: String, withAudio: Bool, audioChannels: Int) throws(WebRTCPeerError) -> (peer: any WebRTCPeer, answer: String) {
+        if let problem = Self.loaded { throw .failed(problem) }
         var answer: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
         var refused: Int32 = 0

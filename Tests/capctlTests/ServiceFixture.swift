@@ -54,6 +54,8 @@ final class ServiceFixture {
     }
 
     var isRunning: Bool { process.isRunning }
+    /// The service's process (capctl serve execs capctl-serve, which keeps the PID).
+    var pid: Int32 { process.processIdentifier }
 
     var url: String { "http://127.0.0.1:\(port)" }
 

@@ -142,12 +142,35 @@ import Testing
                     "only the listening address, in --webrtc-ports: \(candidate)")
         }
         #expect(answer.body.contains("a=sendonly") && answer.body.contains("H264/90000"), "\(answer.body)")
+        // The service's own UDP sockets: on 127.0.0.1 alone (no SSDP multicast, no other address).
+        let sockets = Self.udpSockets(of: service.pid)
+        #expect(!sockets.isEmpty && sockets.allSatisfy { $0.hasPrefix("0100007F:") }, "\(sockets)")
+        #expect(!sockets.contains { $0.hasSuffix(":076C") }, "no UPnP (SSDP, port 1900): \(sockets)")
         // No one connects: the service ends the viewer after 15 s, not before, and says why.
         let asked = Date()
         let left = service.waitForEvent(timeout: 40) { $0["event"] as? String == "viewer-left" }
         #expect(left?["reason"] as? String == "no-connection", "\(String(describing: left))")
         #expect(Date().timeIntervalSince(asked) >= 14, "ended after \(Date().timeIntervalSince(asked)) s")
         #expect(service.stop() == 0)
+    }
+
+    /// The local addresses (hex, as /proc/net/udp and udp6 write them) of the UDP sockets `pid` holds.
+    static func udpSockets(of pid: Int32) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let inodes = Set(fds.compactMap { fd -> String? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                  target.hasPrefix("socket:[") else { return nil }
+            return String(target.dropFirst(8).dropLast())
+        })
+        var addresses: [String] = []
+        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                if fields.count > 9, inodes.contains(String(fields[9])) { addresses.append(String(fields[1])) }
+            }
+        }
+        return addresses
     }
 
     @Test func badWebRTCOptionsSayWhatToGive() throws {
