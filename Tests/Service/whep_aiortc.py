@@ -17,35 +17,15 @@ and that the DELETE answers 200. The last lines are `RESULT {json}` and
 import argparse
 import asyncio
 import json
+import os
 import sys
-import urllib.error
-import urllib.request
 
 from aiortc import RTCPeerConnection, RTCSessionDescription
 
-passed = 0
-failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"PASS {what}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {what}" + (f": {detail}" if detail else ""), flush=True)
-    return ok
-
-
-def request(url, method, body=None, headers=None):
-    req = urllib.request.Request(url, data=body.encode() if body else None, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as answer:
-            return answer.status, dict(answer.headers), answer.read().decode(errors="replace")
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode(errors="replace")
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import page_check  # noqa: E402
+from page_check import check  # noqa: E402
+from whep_check import request  # noqa: E402
 
 async def play(args):
     base = args.url.rstrip("/")
@@ -105,8 +85,8 @@ def main():
     args = parser.parse_args()
     result = asyncio.run(play(args))
     print("RESULT " + json.dumps(result), flush=True)
-    print(f"aiortc: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    print(f"aiortc: {page_check.passed} passed, {page_check.failed} failed", flush=True)
+    return 0 if page_check.failed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -36,22 +36,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from page_check import Browser, BrowserError  # noqa: E402
-
-passed = 0
-failed = 0
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"PASS {what}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {what}" + (f": {detail}" if detail else ""), flush=True)
-    return ok
-
+import page_check  # noqa: E402
+from page_check import Browser, BrowserError, check  # noqa: E402
 
 def request(url, method="GET", body=None, headers=None):
     """(status, headers, body text) of one request; HTTP errors are answers too."""
@@ -160,7 +146,7 @@ def main():
         browser.attach()
         # A page of the service's origin (a 404 document is one too): the API's Origin rule lets its requests in.
         browser.send("Page.navigate", {"url": base + "/whep-check"})
-        browser.idle(1.0)
+        browser.wait_for("document.readyState === 'complete' && location.pathname === '/whep-check'", 30, "the page to load")
         answers = json.loads(browser.evaluate(PLAY % {"token": json.dumps(args.token), "count": args.viewers, "camera": args.camera}, timeout=60))
         for n, answer in enumerate(answers):
             check(answer["status"] == 201 and (answer["type"] or "").startswith("application/sdp")
@@ -225,8 +211,8 @@ def main():
     finally:
         browser.close()
     print("RESULT " + json.dumps(result), flush=True)
-    print(f"whep: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    print(f"whep: {page_check.passed} passed, {page_check.failed} failed", flush=True)
+    return 0 if page_check.failed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -42,12 +42,17 @@ import Testing
 
     static func drive(_ arguments: [String]) throws -> DriverRun {
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        return try runScript("page_check.py", ["--chromium", chromium, "--out", output.path] + arguments)
+    }
+
+    /// Runs `Tests/Service/SCRIPT` with Debian's python3: what it printed (also printed here,
+    /// each line after the script's name) and its exit status.
+    static func runScript(_ script: String, _ arguments: [String]) throws -> DriverRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("Tests/Service/page_check.py").path,
-                             "--chromium", chromium, "--out", output.path] + arguments
+        process.arguments = ["python3", root.appendingPathComponent("Tests/Service/\(script)").path] + arguments
         process.currentDirectoryURL = root
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-page-\(UUID().uuidString).log")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-\(script)-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         defer { try? FileManager.default.removeItem(at: log) }
         let handle = try FileHandle(forWritingTo: log)
@@ -57,7 +62,7 @@ import Testing
         process.waitUntilExit()
         try handle.close()
         let text = try String(contentsOf: log, encoding: .utf8)
-        print(text.split(separator: "\n").map { "page_check: \($0)" }.joined(separator: "\n"))
+        print(text.split(separator: "\n").map { "\(script.replacingOccurrences(of: ".py", with: "")): \($0)" }.joined(separator: "\n"))
         return DriverRun(status: process.terminationStatus, output: text)
     }
 

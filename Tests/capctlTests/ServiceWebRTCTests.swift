@@ -9,25 +9,6 @@ import Testing
 @Suite(.serialized) struct ServiceWebRTCTests {
     static let root = ServicePageTests.root
 
-    static func run(_ script: String, _ arguments: [String]) throws -> ServicePageTests.DriverRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("Tests/Service/\(script)").path] + arguments
-        process.currentDirectoryURL = root
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("capctl-whep-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        process.waitUntilExit()
-        try handle.close()
-        let text = try String(contentsOf: log, encoding: .utf8)
-        print(text.split(separator: "\n").map { "\(script): \($0)" }.joined(separator: "\n"))
-        return ServicePageTests.DriverRun(status: process.terminationStatus, output: text)
-    }
-
     @Test func chromiumPlaysCamerasOverWHEPWithSoundAndTheRefusalsComeFirst() throws {
         let scratch = try ServicePageTests.Scratch()
         let token = "whep-" + UUID().uuidString.lowercased()
@@ -35,7 +16,7 @@ import Testing
         #expect(FileManager.default.createFile(atPath: tokenFile, contents: Data((token + "\n").utf8),
                                                attributes: [.posixPermissions: 0o600]))
         let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone", "--token-file", tokenFile])
-        let run = try Self.run("whep_check.py", ["--url", service.url, "--token", token, "--camera", "0", "--microphone", "1",
+        let run = try ServicePageTests.runScript("whep_check.py", ["--url", service.url, "--token", token, "--camera", "0", "--microphone", "1",
                                                  "--viewers", "2"])
         #expect(run.status == 0, "\(run.summary)")
         #expect(run.failures.isEmpty)
@@ -82,7 +63,7 @@ import Testing
     @Test func aCameraWithoutAMicrophonePlaysItsVideoAlone() throws {
         // The offer asks for audio too; the answer leaves it inactive, and the video still plays.
         let service = try ServiceFixture(["--video", "test-pattern"])
-        let run = try Self.run("whep_check.py", ["--url", service.url, "--camera", "0", "--no-audio"])
+        let run = try ServicePageTests.runScript("whep_check.py", ["--url", service.url, "--camera", "0", "--no-audio"])
         #expect(run.status == 0, "\(run.summary)")
         #expect(run.failures.isEmpty)
         #expect(service.stop() == 0)
