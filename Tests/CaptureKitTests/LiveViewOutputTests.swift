@@ -1,5 +1,6 @@
 @testable import CaptureKit
 import Foundation
+import Synchronization
 import Testing
 
 /// LiveViewOutput: views shared by their viewers, made only while watched,
@@ -117,6 +118,49 @@ import Testing
         // The view counts what its viewers missed (read a moment apart, while it goes on).
         let missed = silent.droppedFrameCount + reader.droppedFrameCount
         #expect(abs(running.output.statistics.first!.framesDropped - missed) <= 4)
+    }
+
+    /// A sender on an event loop has the pictures handed to it on the view's
+    /// thread: each counted as delivered when taken, as dropped when refused;
+    /// what it made of a picture is made once for all its viewers.
+    @Test func pushedPicturesAreCountedAndTheirWireFormIsMadeOnce() async throws {
+        let running = try Running()
+        let taking = try running.output.view(of: running.camera)
+        let refusing = try running.output.view(of: running.camera)
+        let made = Mutex(0)
+        let taken = Mutex<[LiveViewFrame]>([])
+        let wire = Mutex<[UInt64: [Int]]>([:])
+        func sink(_ name: Int, takes: Bool) -> LiveViewer.Sink {
+            { picture in
+                let form = picture.wireForm.value { () -> [UInt8] in
+                    made.withLock { $0 += 1 }
+                    return Array(picture.jpeg.prefix(4))
+                }
+                #expect(form == Array(picture.jpeg.prefix(4)))
+                wire.withLock { $0[picture.sequence, default: []].append(name) }
+                if takes { taken.withLock { $0.append(picture) } }
+                return takes
+            }
+        }
+        taking.deliver(to: sink(0, takes: true))
+        refusing.deliver(to: sink(1, takes: false))
+        #expect(await taking.next() == nil, "next() has nothing once pictures are pushed")
+        while taken.withLock({ $0.count }) < 20 { try await Task.sleep(for: .milliseconds(20)) }
+        taking.close()
+        refusing.close()
+        await taking.ended()
+        await refusing.ended()
+        let pictures = taken.withLock { $0 }
+        #expect(taking.deliveredFrameCount == pictures.count)
+        #expect(taking.deliveredByteCount == pictures.reduce(0) { $0 + $1.jpeg.count })
+        #expect(refusing.deliveredFrameCount == 0 && refusing.droppedFrameCount >= 19)
+        // Pictures both sinks had were made into their wire form once.
+        let both = wire.withLock { $0.values.filter { $0.count == 2 }.count }
+        #expect(both >= 19)
+        #expect(made.withLock { $0 } == wire.withLock { $0.count })
+        let totals = try #require(running.output.totals.first)
+        #expect(totals.framesDelivered == pictures.count)
+        #expect(totals.framesDropped == refusing.droppedFrameCount + taking.droppedFrameCount)
     }
 
     @Test func settingsThatMakeNoPictureAndCamerasNotInTheSessionAreRefused() throws {

@@ -75,6 +75,47 @@ FRAME_TIMES = """(async () => {
 })()"""
 
 
+# Audio against video, as the first viewer presents them: every 20 ms the audio receiver's newest
+# synchronization source (the RTP timestamp of the audio played out last, and when) and the
+# video's estimated playout, with each stream's playout estimate from getStats
+# (estimatedPlayoutTimestamp: the sender's NTP time, by its RTCP sender reports, of what plays now).
+AV_SAMPLES = """(async () => {
+  const v = window.viewers[0]; const out = []; const end = performance.now() + %d;
+  const audio = v.pc.getReceivers().find(r => r.track.kind === 'audio');
+  while (performance.now() < end) {
+    const sources = audio.getSynchronizationSources();
+    const playout = {};
+    (await v.pc.getStats()).forEach(s => { if (s.type === 'inbound-rtp') playout[s.kind] = s.estimatedPlayoutTimestamp; });
+    out.push({audioRtp: sources.length ? sources[0].rtpTimestamp : null, audioAt: sources.length ? sources[0].timestamp : null,
+              now: Date.now(), audioPlayout: playout.audio, videoPlayout: playout.video});
+    await new Promise(r => setTimeout(r, 20));
+  }
+  return JSON.stringify(out);
+})()"""
+
+
+def unwrap(rtp, rate):
+    """A 32-bit RTP timestamp on the capture clock (CAPCTL_WEBRTC_RTP_CLOCK=capture) as its capture time, in ms since 1970."""
+    now_ticks = time.monotonic_ns() * rate // 1_000_000_000
+    wraps = round((now_ticks - rtp) / 2**32)
+    return (rtp + wraps * 2**32) * 1000.0 / rate + (time.time_ns() - time.monotonic_ns()) / 1e6
+
+
+def audio_against_video(browser, seconds, video_latencies):
+    """How much later than video audio is presented, relative to their capture (ms, + audio late):
+    the audio's capture-to-playout (its synchronization source) against the video's glass to
+    glass, and Chromium's own playout estimates of the two streams."""
+    got = json.loads(browser.evaluate(AV_SAMPLES % int(seconds * 1000), timeout=seconds + 60))
+    audio = [s["audioAt"] - unwrap(s["audioRtp"], 48000) for s in got if s["audioRtp"] is not None and s["audioAt"]]
+    estimated = [s["videoPlayout"] - s["audioPlayout"] for s in got if s.get("videoPlayout") and s.get("audioPlayout")]
+    return {
+        "audioLatency": statistics.median(audio) if audio else float("nan"),
+        "avOffset": (statistics.median(audio) - statistics.median(video_latencies)) if audio else float("nan"),
+        "avEstimated": statistics.median(estimated) if estimated else float("nan"),
+        "avEstimatedP95": sorted(abs(e) for e in estimated)[int(0.95 * (len(estimated) - 1))] if estimated else float("nan"),
+    }
+
+
 def glass_to_glass(browser, seconds):
     """Capture to presentation of each frame the first viewer shows, in ms: the RTP timestamp
     (on the capture clock, CAPCTL_WEBRTC_RTP_CLOCK=capture) against requestVideoFrameCallback's
@@ -92,6 +133,26 @@ def glass_to_glass(browser, seconds):
     return latencies
 
 
+def record_beside(base, folder, events, seconds):
+    """A recording of the camera (H.264 at its defaults, the encoder the viewers share) while
+    they watch: its finished event's frames and drops, and the frames ffprobe counts in the file."""
+    request = urllib.request.Request(base + "/recordings", data=json.dumps({"file": "beside.mp4", "maxDuration": seconds}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        recording = json.loads(response.read())["id"]
+    deadline = time.monotonic() + seconds + 60
+    finished = None
+    while finished is None and time.monotonic() < deadline:
+        finished = next((e for e in events if e.get("event") == "finished" and e.get("recording") == recording), None)
+        time.sleep(0.1)
+    if finished is None:
+        raise SystemExit("bench webrtc: the recording beside the viewers did not finish")
+    probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                            "stream=nb_read_frames", "-of", "csv=p=0", os.path.join(folder, "beside.mp4")],
+                           capture_output=True, text=True, check=True)
+    return {"recordedFrames": finished["frames"], "recordedDropped": finished["dropped"], "fileFrames": int(probe.stdout.strip())}
+
+
 def run_once(capctl, seconds, viewers, glass_seconds):
     folder = tempfile.mkdtemp(prefix="capctl-bench-webrtc-")
     environment = dict(os.environ, CAPCTL_WEBRTC_RTP_CLOCK="capture")
@@ -106,7 +167,9 @@ def run_once(capctl, seconds, viewers, glass_seconds):
                 port = event["port"]
                 break
         base = f"http://127.0.0.1:{port}"
-        threading.Thread(target=lambda: [None for _ in service.stdout], daemon=True).start()
+        events = []
+        threading.Thread(target=lambda: [events.append(json.loads(line)) for line in service.stdout if line.startswith("{")],
+                         daemon=True).start()
         result = {"cpuNone": cpu_percent(service.pid, seconds)}
         browser = Browser(shutil.which("chromium") or "/usr/bin/chromium")
         try:
@@ -130,12 +193,14 @@ def run_once(capctl, seconds, viewers, glass_seconds):
             result["glassP95"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))]
             result["glassDrift"] = statistics.median(latencies[-tenth:]) - statistics.median(latencies[:tenth])
             result["glassFrames"] = len(latencies)
+            result.update(audio_against_video(browser, glass_seconds, latencies))
             browser.evaluate(PLAY.replace("window.viewers = viewers", "window.viewers = window.viewers.concat(viewers)")
                              % {"token": "null", "count": viewers - 1, "camera": "0"}, timeout=120)
             browser.idle(5.0)
             result["cpuMany"] = cpu_percent(service.pid, seconds)
             connected = [s for s in json.loads(browser.evaluate(STATS)) if s["state"] == "connected"]
             result["connected"] = len(connected)
+            result.update(record_beside(base, folder, events, seconds))
         finally:
             browser.close()
         result["mjpegBytesPerSecond"] = mjpeg_bytes_per_second(base, seconds)
@@ -172,6 +237,12 @@ def main():
     print(f"  capctl-serve CPU (% of a core): no viewer {median('cpuNone'):.1f}, 1 viewer {median('cpuOne'):.1f}, "
           f"{args.viewers} viewers {median('cpuMany'):.1f} ({median('connected'):.0f} connected); "
           f"each further viewer {median('perFurtherViewer'):.2f} (goal <= 1)")
+    print(f"  audio against video ({args.glass_seconds:g} s, + audio later): audio capture to playout p50 {median('audioLatency'):.1f} ms, "
+          f"offset against video's {median('avOffset'):+.1f} ms (goal within 40); Chromium's playout estimates "
+          f"video - audio {median('avEstimated'):+.1f} ms, p95 of |offset| {median('avEstimatedP95'):.1f} ms")
+    print(f"  recording beside {args.viewers} viewers, {args.seconds:g} s at 30 fps: frames in the file "
+          + ", ".join(str(r['fileFrames']) for r in results) + " (finished event: "
+          + ", ".join(f"{r['recordedFrames']} frames, {r['recordedDropped']} dropped" for r in results) + ")")
 
 
 if __name__ == "__main__":

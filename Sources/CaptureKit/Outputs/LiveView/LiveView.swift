@@ -124,16 +124,34 @@ final class LiveView: Sendable {
             state.passesThrough = passedThrough
             return Array(state.viewers.values)
         }
+        var delivered = 0
         var dropped = 0
-        for viewer in viewers where viewer.offer(picture) { dropped += 1 }
-        if dropped > 0 { state.withLock { $0.dropped += dropped } }
+        for viewer in viewers {
+            switch viewer.offer(picture) {
+            case .delivered: delivered += 1
+            case .dropped: dropped += 1
+            case .taken, .kept, .ignored: break
+            }
+        }
+        // Counted once for all the sinks: the view's lock is not taken per viewer.
+        guard delivered > 0 || dropped > 0 else { return }
+        state.withLock { state in
+            state.delivered += delivered
+            state.bytes += delivered * picture.jpeg.count
+            state.dropped += dropped
+        }
     }
 
+    /// Pictures handed to a viewer outside `hand` (taken by `next()`, or the first one a sink had).
     func countDelivered(_ picture: LiveViewFrame) {
         state.withLock { state in
             state.delivered += 1
             state.bytes += picture.jpeg.count
         }
+    }
+
+    func countDropped(_ count: Int) {
+        state.withLock { $0.dropped += count }
     }
 
     // MARK: Viewers
@@ -147,7 +165,8 @@ final class LiveView: Sendable {
             return .some(state.latest)
         }
         guard let latest else { return nil }
-        if let latest { viewer.offer(latest) }
+        // Kept for the new viewer (nothing to count yet: it is counted when taken).
+        if let latest { _ = viewer.offer(latest) }
         return viewer
     }
 

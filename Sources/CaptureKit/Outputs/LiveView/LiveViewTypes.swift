@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a live view shows: a camera's picture at a size and rate, as JPEG.
 /// Views asked with the same settings of the same camera are one view: its
 /// frames are encoded once and handed to every viewer.
@@ -36,6 +38,25 @@ package struct LiveViewFrame: Sendable {
     package let captureTime: MediaTime
     /// The frame's number in the camera's stream (`VideoSampleBuffer.sequence`).
     package let sequence: UInt64
+    /// What a sender made of this picture for the wire, made once for all its viewers.
+    package let wireForm = LiveViewFrameWireForm()
+}
+
+/// A place kept with a picture (shared by its copies) for what a sender
+/// makes of it (its bytes framed for a protocol), so that the view's
+/// thread makes it once however many viewers are sent it.
+package final class LiveViewFrameWireForm: Sendable {
+    private let made = Mutex<(any Sendable)?>(nil)
+
+    /// The value made of the picture: `make`'s, the first time one of this type is asked for.
+    package func value<Value: Sendable>(_ make: () -> Value) -> Value {
+        made.withLock { made in
+            if let value = made as? Value { return value }
+            let value = make()
+            made = value
+            return value
+        }
+    }
 }
 
 /// What a live view has done so far.
