@@ -353,6 +353,16 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
     gst_bin_add(GST_BIN(peer->pipeline), peer->webrtc);
     gst_util_set_object_arg(G_OBJECT(peer->webrtc), "bundle-policy", "max-bundle");
     configure_ice(peer, config);
+    // Sender reports pair NTP time with the RTP time of the capture clock now, from each
+    // packet's capture time (its running time): audio and video are reported on one timeline,
+    // so a player aligns them as they were captured. (Webrtcbin's default, the send time,
+    // needs a latency its pipeline never configures here: every report then went out with an
+    // RTP time as far off as the running time, a different error for each stream.)
+    GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(peer->webrtc), "rtpbin");
+    if (rtpbin) {
+        g_object_set(rtpbin, "rtcp-sync-send-time", FALSE, NULL);
+        gst_object_unref(rtpbin);
+    }
 
     // The shared encoder makes High profile, as the recordings have it; the
     // stream is labelled with the profile of the offer's codec chosen (High
@@ -393,11 +403,14 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
     // packet's capture time is its running time.
     gst_element_set_start_time(peer->pipeline, GST_CLOCK_TIME_NONE);
     gst_element_set_base_time(peer->pipeline, 0);
-    // For measurements only (scripts/bench webrtc): RTP timestamps on the capture clock (90 kHz
-    // ticks of CLOCK_MONOTONIC, from 0), so that a player can tell each frame's capture time.
-    // Otherwise they start at random, as RTP wants.
+    // For measurements only (scripts/bench webrtc): RTP timestamps on the capture clock (ticks
+    // of CLOCK_MONOTONIC from 0, 90 kHz for video, 48 kHz for audio), so that a player can tell
+    // each frame's and each sound's capture time. Otherwise they start at random, as RTP wants.
     const char *clock_mode = g_getenv("CAPCTL_WEBRTC_RTP_CLOCK");
-    if (clock_mode && strcmp(clock_mode, "capture") == 0) g_object_set(video_payloader, "timestamp-offset", 0u, NULL);
+    if (clock_mode && strcmp(clock_mode, "capture") == 0) {
+        g_object_set(video_payloader, "timestamp-offset", 0u, NULL);
+        if (audio_payloader) g_object_set(audio_payloader, "timestamp-offset", 0u, NULL);
+    }
     if (gst_element_set_state(peer->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
         gst_sdp_message_free(message);
         *error = g_strdup("the WebRTC pipeline does not start");

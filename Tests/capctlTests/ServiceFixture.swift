@@ -12,8 +12,9 @@ final class ServiceFixture {
     private let process: Process
     private let output: EventLines
 
-    /// A service with these devices (and any further options).
-    init(_ arguments: [String] = ["--video", "test-pattern", "--audio", "test-tone"], startTimeout: Double = 20) throws {
+    /// A service with these devices (and any further options), with these variables added to its environment.
+    init(_ arguments: [String] = ["--video", "test-pattern", "--audio", "test-tone"], startTimeout: Double = 20,
+         environment: [String: String] = [:]) throws {
         var template = Array((NSTemporaryDirectory() + "/capctl-serve-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         folder = String(cString: made)
@@ -21,6 +22,7 @@ final class ServiceFixture {
         process.executableURL = CapctlRun.binary
         process.arguments = ["serve"] + arguments + ["--listen", "127.0.0.1:0", "--dir", folder]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

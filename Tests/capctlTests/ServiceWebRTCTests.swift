@@ -38,16 +38,19 @@ import Testing
     }
 
     /// A second player that no one here wrote: aiortc (its own ICE, DTLS, SRTP and RTP, and
-    /// FFmpeg's decoders through PyAV), from PyPI in .venv-test/ (scripts/setup).
-    @Test func aiortcPlaysTheCameraAndTheMicrophone() throws {
+    /// FFmpeg's decoders through PyAV), from PyPI in .venv-test/ (scripts/setup). Its RTCP
+    /// sender reports put audio and video on one timeline: the capture clock's (with RTP
+    /// timestamps on it, CAPCTL_WEBRTC_RTP_CLOCK=capture, the script can tell).
+    @Test func aiortcPlaysTheCameraAndTheMicrophoneInStep() throws {
         let python = Self.root.appendingPathComponent(".venv-test/bin/python").path
         try #require(FileManager.default.isExecutableFile(atPath: python), "no .venv-test: run scripts/setup")
-        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone"])
+        let service = try ServiceFixture(["--video", "test-pattern", "--audio", "test-tone"],
+                                         environment: ["CAPCTL_WEBRTC_RTP_CLOCK": "capture"])
         let process = Process()
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Self.root.appendingPathComponent("Tests/Service/whep_aiortc.py").path, "--url", service.url,
-                             "--width", "640", "--height", "480"]
+                             "--width", "640", "--height", "480", "--capture-clock"]
         process.standardOutput = output
         process.standardError = output
         try process.run()

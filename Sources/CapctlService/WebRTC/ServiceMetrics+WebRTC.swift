@@ -19,7 +19,7 @@ extension CaptureService {
         }
         let families: [(String, String, (CaptureService.WebRTCViewerDocument) -> Int64, (WebRTCViewers.Totals) -> Int64)] = [
             ("capctl_webrtc_viewers_total", "WebRTC viewers a camera has had (watching now or gone).", { _ in 1 }, { Int64($0.viewers) }),
-            ("capctl_webrtc_sent_bytes_total", "Bytes of RTP sent to a camera's WebRTC viewers (video and audio), over every viewer.", \.bytesSent, \.bytesSent),
+            ("capctl_webrtc_sent_bytes_total", "RTP payload bytes sent to a camera's WebRTC viewers (video and audio; RTP, SRTP, UDP and IP headers not counted), over every viewer.", \.bytesSent, \.bytesSent),
             ("capctl_webrtc_sent_packets_total", "RTP packets sent to a camera's WebRTC viewers, over every viewer.", \.packetsSent, \.packetsSent),
             ("capctl_webrtc_lost_packets_total", "RTP packets a camera's WebRTC viewers reported lost (RTCP receiver reports), over every viewer.", \.packetsLost, \.packetsLost),
         ]
