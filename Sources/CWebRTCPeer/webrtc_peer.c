@@ -362,6 +362,8 @@ cw_peer *cw_peer_create(const char *offer, const cw_config *config, char **answe
     if (rtpbin) {
         g_object_set(rtpbin, "rtcp-sync-send-time", FALSE, NULL);
         gst_object_unref(rtpbin);
+    } else {
+        g_warning("capctl: webrtcbin has no rtpbin: its sender reports keep the send time");
     }
 
     // The shared encoder makes High profile, as the recordings have it; the

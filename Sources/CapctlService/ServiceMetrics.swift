@@ -150,7 +150,7 @@ extension CaptureService {
             ("capctl_view_frames_skipped_total", "Camera frames a live view's encoder was too busy to take, over every view.", \.framesSkipped),
             ("capctl_view_frames_sent_total", "Pictures handed to live-view viewers, counted per viewer, over every view.", \.framesDelivered),
             ("capctl_view_sent_bytes_total", "Bytes of the pictures handed to live-view viewers, counted per viewer, over every view.", \.bytesDelivered),
-            ("capctl_view_frames_dropped_total", "Pictures a live-view viewer did not take before a newer one replaced them, over every view.", \.framesDropped),
+            ("capctl_view_frames_dropped_total", "Pictures a live-view viewer missed (a newer one replaced them before it took them, or its connection was full), over every view.", \.framesDropped),
         ]
         for (name, help, counter) in families {
             for camera in totals {

@@ -28,14 +28,18 @@ extension ServiceRouter {
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 defer { viewer.close() }
                 // Each picture goes from the view's thread to the connection's event loop, as one buffer
-                // made once for every viewer: no task per viewer wakes for it (with fifty viewers, that
-                // was a sixth of what the view cost beyond its first viewer). The head is written by now;
-                // the parts pass through the connection's HTTP encoder as the writer's would. A
+                // made once for every viewer: this task does not wake for it (with fifty viewers, that
+                // and a copy of each picture per viewer cost a sixth of what the view cost beyond its first
+                // viewer). The head is written by now; the parts pass through the connection's HTTP
+                // encoder as the writer's would, and the end comes after them (once `ended()` returns,
+                // no picture is on its way: the event loop runs what it is given in order). A
                 // connection whose buffers are full misses the picture (counted as dropped), as a slow
-                // `next()` would.
+                // `next()` would. Always through `execute`: a write made inline could close the channel
+                // and call `viewer.close()` under the viewer's lock, where the sink runs.
                 viewer.deliver { picture in
                     guard channel.isWritable else { return false }
-                    channel.writeAndFlush(HTTPResponsePart.body(picture.wireForm.value { part(picture) }), promise: nil)
+                    let part = picture.wireForm.value { MJPEGPart(picture) }
+                    channel.eventLoop.execute { channel.writeAndFlush(HTTPResponsePart.body(part.buffer), promise: nil) }
                     return true
                 }
                 await viewer.ended()
@@ -59,15 +63,19 @@ extension ServiceRouter {
     private static let timestampField = HTTPFields.Element.Name("X-Timestamp")!
 
     /// One part of the stream: its headers (with when the frame was captured, in seconds since 1970), the JPEG and the line after it.
-    private static func part(_ picture: LiveViewFrame) -> ByteBuffer {
-        let head = "--\(frameBoundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(picture.jpeg.count)\r\n"
-            + "X-Timestamp: \(EventTime.unixSeconds(ofCaptureTime: picture.captureTime))\r\nX-Frame: \(picture.sequence)\r\n\r\n"
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(head.utf8.count + picture.jpeg.count + 2)
-        buffer.writeString(head)
-        buffer.writeBytes(picture.jpeg)
-        buffer.writeString("\r\n")
-        return buffer
+    struct MJPEGPart: Sendable {
+        let buffer: ByteBuffer
+
+        init(_ picture: LiveViewFrame) {
+            let head = "--\(frameBoundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(picture.jpeg.count)\r\n"
+                + "X-Timestamp: \(EventTime.unixSeconds(ofCaptureTime: picture.captureTime))\r\nX-Frame: \(picture.sequence)\r\n\r\n"
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(head.utf8.count + picture.jpeg.count + 2)
+            buffer.writeString(head)
+            buffer.writeBytes(picture.jpeg)
+            buffer.writeString("\r\n")
+            self.buffer = buffer
+        }
     }
 
     /// A request's query parameters (the last of each name).

@@ -55,6 +55,9 @@ RTCRtpReceiver._handle_rtcp_packet = _note_sender_report
 
 def check_sender_reports(capture_clock):
     """Each stream's reports advance RTP time with NTP time; with the capture clock, both streams agree."""
+    if not check(all(len(reports) >= 2 for reports in SENDER_REPORTS.values()), "sender reports of video and audio arrive",
+                 ", ".join(f"{len(reports)} of {kind}" for kind, reports in SENDER_REPORTS.items())):
+        return
     for kind, reports in SENDER_REPORTS.items():
         (ntp0, rtp0), (ntp1, rtp1) = reports[0], reports[-1]
         rtp_seconds = ((rtp1 - rtp0) % 2**32) / RATES[kind]

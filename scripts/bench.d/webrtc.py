@@ -121,16 +121,7 @@ def glass_to_glass(browser, seconds):
     (on the capture clock, CAPCTL_WEBRTC_RTP_CLOCK=capture) against requestVideoFrameCallback's
     presentationTime, both moved to the wall clock."""
     got = json.loads(browser.evaluate(FRAME_TIMES % int(seconds * 1000), timeout=seconds + 60))
-    wall_minus_mono = (time.time_ns() - time.monotonic_ns()) / 1e6
-    now_ticks = time.monotonic_ns() * 90000 // 1_000_000_000
-    latencies = []
-    for rtp, presented in got["frames"]:
-        if rtp is None:
-            continue
-        wraps = round((now_ticks - rtp) / 2**32)
-        captured_ms = (rtp + wraps * 2**32) / 90.0 + wall_minus_mono
-        latencies.append(got["origin"] + presented - captured_ms)
-    return latencies
+    return [got["origin"] + presented - unwrap(rtp, 90000) for rtp, presented in got["frames"] if rtp is not None]
 
 
 def record_beside(base, folder, events, seconds):

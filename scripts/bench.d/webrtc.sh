@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# capctl serve's WebRTC (WHEP) view: bytes per second against /stream.mjpg, the service's CPU per viewer.
+# capctl serve's WebRTC (WHEP) view: bytes per second against /stream.mjpg, glass to glass, the
+# service's CPU per viewer, audio against video, a recording beside the viewers.
 #
 # Usage: scripts/bench webrtc [RUNS] [SECONDS] [VIEWERS] [GLASS]   (defaults: 3 runs, 10 s windows,
 #        20 viewers, 20 s of glass-to-glass; 600 shows drift over ten minutes)

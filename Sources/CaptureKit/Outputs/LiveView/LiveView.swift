@@ -116,7 +116,7 @@ final class LiveView: Sendable {
         }
     }
 
-    /// Gives a picture to every viewer.
+    /// Gives a picture to every viewer (each counts what became of it).
     private func hand(_ picture: LiveViewFrame, passedThrough: Bool) {
         let viewers = state.withLock { state -> [LiveViewer] in
             state.latest = picture
@@ -124,25 +124,10 @@ final class LiveView: Sendable {
             state.passesThrough = passedThrough
             return Array(state.viewers.values)
         }
-        var delivered = 0
-        var dropped = 0
-        for viewer in viewers {
-            switch viewer.offer(picture) {
-            case .delivered: delivered += 1
-            case .dropped: dropped += 1
-            case .taken, .kept, .ignored: break
-            }
-        }
-        // Counted once for all the sinks: the view's lock is not taken per viewer.
-        guard delivered > 0 || dropped > 0 else { return }
-        state.withLock { state in
-            state.delivered += delivered
-            state.bytes += delivered * picture.jpeg.count
-            state.dropped += dropped
-        }
+        for viewer in viewers { viewer.offer(picture) }
     }
 
-    /// Pictures handed to a viewer outside `hand` (taken by `next()`, or the first one a sink had).
+    /// A picture handed to a viewer (called under the viewer's lock: the view's is taken after it).
     func countDelivered(_ picture: LiveViewFrame) {
         state.withLock { state in
             state.delivered += 1
@@ -150,8 +135,9 @@ final class LiveView: Sendable {
         }
     }
 
-    func countDropped(_ count: Int) {
-        state.withLock { $0.dropped += count }
+    /// A picture a viewer missed (called under the viewer's lock).
+    func countDropped() {
+        state.withLock { $0.dropped += 1 }
     }
 
     // MARK: Viewers
@@ -165,8 +151,8 @@ final class LiveView: Sendable {
             return .some(state.latest)
         }
         guard let latest else { return nil }
-        // Kept for the new viewer (nothing to count yet: it is counted when taken).
-        if let latest { _ = viewer.offer(latest) }
+        // Kept for the new viewer (counted when it is taken).
+        if let latest { viewer.offer(latest) }
         return viewer
     }
 

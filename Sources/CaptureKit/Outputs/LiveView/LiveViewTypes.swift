@@ -44,16 +44,17 @@ package struct LiveViewFrame: Sendable {
 
 /// A place kept with a picture (shared by its copies) for what a sender
 /// makes of it (its bytes framed for a protocol), so that the view's
-/// thread makes it once however many viewers are sent it.
+/// thread makes it once however many viewers are sent it. Each sender
+/// keeps its own type: one value of each type is kept.
 package final class LiveViewFrameWireForm: Sendable {
-    private let made = Mutex<(any Sendable)?>(nil)
+    private let made = Mutex<[ObjectIdentifier: any Sendable]>([:])
 
-    /// The value made of the picture: `make`'s, the first time one of this type is asked for.
+    /// The value of this type made of the picture: `make`'s, the first time it is asked for.
     package func value<Value: Sendable>(_ make: () -> Value) -> Value {
         made.withLock { made in
-            if let value = made as? Value { return value }
+            if let value = made[ObjectIdentifier(Value.self)] as? Value { return value }
             let value = make()
-            made = value
+            made[ObjectIdentifier(Value.self)] = value
             return value
         }
     }
@@ -82,7 +83,8 @@ package struct LiveViewStatistics: Sendable, Hashable {
     /// Pictures handed to viewers, and their bytes, counted per viewer, since the view began.
     package var framesDelivered: Int
     package var bytesDelivered: Int
-    /// Pictures a viewer did not take before a newer one replaced it, counted per viewer.
+    /// Pictures a viewer missed (a newer one replaced it before it was taken, or its
+    /// connection was full), counted per viewer.
     package var framesDropped: Int
 }
 

@@ -6,37 +6,31 @@ import Synchronization
 /// so it never holds back the camera, recordings or the other viewers.
 /// `close()` ends its watching (the view holds its viewers until then).
 ///
-/// A sender that writes without a task of its own (an event loop) has the
-/// pictures handed to it instead, with `deliver(to:)`.
+/// A sender that writes without waking a task for each picture (on an
+/// event loop) has the pictures handed to it instead, with `deliver(to:)`.
 package final class LiveViewer: Sendable {
-    /// Takes a picture on the view's thread, without blocking; answers false
-    /// when it could not (its connection is full), which counts as dropped.
+    /// Takes a picture without blocking (it is called under the viewer's
+    /// lock, on the view's thread, or on `deliver(to:)`'s caller for the one
+    /// held then); answers false when it could not (its connection is full),
+    /// which counts as dropped.
     package typealias Sink = @Sendable (LiveViewFrame) -> Bool
-
-    /// What became of a picture offered to a viewer.
-    enum Offer {
-        /// Taken by the sink; the caller counts it in the view's totals.
-        case delivered
-        /// Taken by a waiting `next()`, and counted in the view's totals
-        /// before it returned (whoever reads them then sees it).
-        case taken
-        /// Kept for the next `next()`.
-        case kept
-        /// Kept in place of an unread one, or refused by the sink: one dropped.
-        case dropped
-        /// The viewer has ended.
-        case ignored
-    }
 
     private struct Mailbox {
         var pending: LiveViewFrame?
         var waiter: CheckedContinuation<LiveViewFrame?, Never>?
         var sink: Sink?
-        var endWaiters: [CheckedContinuation<Void, Never>] = []
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextEndWaiter = 0
         var closed = false
         var delivered = 0
         var bytes = 0
         var dropped = 0
+
+        /// Counts a picture handed over.
+        mutating func countDelivered(_ frame: LiveViewFrame) {
+            delivered += 1
+            bytes += frame.jpeg.count
+        }
     }
     private let mailbox = Mutex(Mailbox())
     /// The view it watches; told when the viewer leaves.
@@ -56,25 +50,23 @@ package final class LiveViewer: Sendable {
 
     /// The next picture: the newest the view made since the last one was
     /// taken, waiting for it if there is none yet; nil once the viewer is
-    /// closed, the session stops, or the calling task is cancelled.
+    /// closed, the session stops, the calling task is cancelled, or its
+    /// pictures go to a sink (`deliver(to:)`).
     package func next() async -> LiveViewFrame? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<LiveViewFrame?, Never>) in
                 let ready = mailbox.withLock { box -> LiveViewFrame?? in
                     if let frame = box.pending {
                         box.pending = nil
-                        box.delivered += 1
-                        box.bytes += frame.jpeg.count
+                        box.countDelivered(frame)
+                        view.countDelivered(frame)
                         return .some(frame)
                     }
                     if box.closed || box.sink != nil || Task.isCancelled { return .some(nil) }
                     box.waiter = continuation
                     return nil
                 }
-                if let ready {
-                    if let frame = ready { view.countDelivered(frame) }
-                    continuation.resume(returning: ready)
-                }
+                if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
             mailbox.withLock { box in
@@ -84,10 +76,49 @@ package final class LiveViewer: Sendable {
         }
     }
 
-    /// Pictures taken with `next()`, and their bytes.
+    /// Hands every picture from now on to `sink` as it is made (the one held
+    /// now at once), instead of keeping it for `next()`, which answers nil
+    /// from now on. Once `close()` (or the view's end) has returned, the sink
+    /// is not called again: what it sent is all the viewer gets.
+    package func deliver(to sink: @escaping Sink) {
+        let waiter = mailbox.withLock { box -> CheckedContinuation<LiveViewFrame?, Never>? in
+            guard !box.closed else { return nil }
+            box.sink = sink
+            if let pending = box.pending {
+                box.pending = nil
+                hand(pending, to: sink, in: &box)
+            }
+            defer { box.waiter = nil }
+            return box.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// Returns once the viewer is closed, its view has ended, or the calling task is cancelled.
+    package func ended() async {
+        let id = mailbox.withLock { box -> Int in
+            defer { box.nextEndWaiter += 1 }
+            return box.nextEndWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ended = mailbox.withLock { box -> Bool in
+                    if box.closed || Task.isCancelled { return true }
+                    box.endWaiters[id] = continuation
+                    return false
+                }
+                if ended { continuation.resume() }
+            }
+        } onCancel: {
+            mailbox.withLock { $0.endWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Pictures handed over (taken with `next()`, or taken by the sink), and their bytes.
     package var deliveredFrameCount: Int { mailbox.withLock { $0.delivered } }
     package var deliveredByteCount: Int { mailbox.withLock { $0.bytes } }
-    /// Pictures replaced by a newer one before this viewer took them.
+    /// Pictures this viewer missed: replaced by a newer one before it took
+    /// them, or refused by its sink (its connection was full).
     package var droppedFrameCount: Int { mailbox.withLock { $0.dropped } }
 
     /// Stops watching: `next()` answers nil from now on, and the view stops
@@ -97,79 +128,45 @@ package final class LiveViewer: Sendable {
         view.remove(self)
     }
 
-    /// Hands every picture from now on to `sink`, on the view's thread as
-    /// it is made (the one waiting, at once), instead of keeping it for
-    /// `next()`, which answers nil from now on.
-    package func deliver(to sink: @escaping Sink) {
-        let pending = mailbox.withLock { box -> LiveViewFrame? in
-            guard !box.closed else { return nil }
-            box.sink = sink
-            defer { box.pending = nil }
-            return box.pending
-        }
-        guard let pending else { return }
-        let taken = sink(pending)
-        count(pending, taken ? .delivered : .dropped)
-        if taken { view.countDelivered(pending) } else { view.countDropped(1) }
-    }
-
-    /// Returns once the viewer is closed, or its view has ended.
-    package func ended() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ended = mailbox.withLock { box -> Bool in
-                if !box.closed { box.endWaiters.append(continuation) }
-                return box.closed
-            }
-            if ended { continuation.resume() }
-        }
-    }
-
     /// A new picture from the view (on its thread): handed to a waiting
-    /// `next()` or the sink, or kept for the next `next()`.
-    func offer(_ frame: LiveViewFrame) -> Offer {
-        enum Step { case resume(CheckedContinuation<LiveViewFrame?, Never>), sink(Sink), done(Offer) }
-        let step = mailbox.withLock { box -> Step in
-            guard !box.closed else { return .done(.ignored) }
-            if let sink = box.sink { return .sink(sink) }
+    /// `next()` or the sink, or kept for the next `next()`. Counted here, in
+    /// the viewer and the view, before anyone can see it arrive.
+    func offer(_ frame: LiveViewFrame) {
+        let waiter = mailbox.withLock { box -> CheckedContinuation<LiveViewFrame?, Never>? in
+            guard !box.closed else { return nil }
+            if let sink = box.sink {
+                // Under the lock: once `finish()` has the lock, no picture is on its way to the sink,
+                // so what the sender writes after its end (HTTP's last chunk) comes after every picture.
+                hand(frame, to: sink, in: &box)
+                return nil
+            }
             if let waiter = box.waiter {
                 box.waiter = nil
-                box.delivered += 1
-                box.bytes += frame.jpeg.count
-                return .resume(waiter)
+                box.countDelivered(frame)
+                view.countDelivered(frame)
+                return waiter
             }
-            let dropped = box.pending != nil
-            if dropped { box.dropped += 1 }
+            if box.pending != nil {
+                box.dropped += 1
+                view.countDropped()
+            }
             box.pending = frame
-            return .done(dropped ? .dropped : .kept)
+            return nil
         }
-        switch step {
-        case .resume(let waiter):
+        waiter?.resume(returning: frame)
+    }
+
+    private func hand(_ frame: LiveViewFrame, to sink: Sink, in box: inout Mailbox) {
+        if sink(frame) {
+            box.countDelivered(frame)
             view.countDelivered(frame)
-            waiter.resume(returning: frame)
-            return .taken
-        case .sink(let sink):
-            // Outside the lock: the sink writes to a connection.
-            let outcome: Offer = sink(frame) ? .delivered : .dropped
-            count(frame, outcome)
-            return outcome
-        case .done(let outcome):
-            return outcome
+        } else {
+            box.dropped += 1
+            view.countDropped()
         }
     }
 
-    private func count(_ frame: LiveViewFrame, _ outcome: Offer) {
-        mailbox.withLock { box in
-            switch outcome {
-            case .delivered:
-                box.delivered += 1
-                box.bytes += frame.jpeg.count
-            case .dropped: box.dropped += 1
-            case .taken, .kept, .ignored: break
-            }
-        }
-    }
-
-    /// Ends `next()`: the view stopped, or the viewer closed.
+    /// Ends `next()`, the sink and `ended()`: the view stopped, or the viewer closed.
     func finish() {
         let (waiter, endWaiters) = mailbox.withLock { box in
             box.closed = true
@@ -177,9 +174,9 @@ package final class LiveViewer: Sendable {
             box.sink = nil
             defer {
                 box.waiter = nil
-                box.endWaiters = []
+                box.endWaiters = [:]
             }
-            return (box.waiter, box.endWaiters)
+            return (box.waiter, box.endWaiters.values)
         }
         waiter?.resume(returning: nil)
         for waiter in endWaiters { waiter.resume() }
