@@ -25,8 +25,11 @@ import Testing
             #expect(frames == Array(first...last), "\(path): frames \(first)…\(last) not each once in order")
             // 2 s of pre-roll from a keyframe: 60 frames before, up to a keyframe interval (1 s) more.
             #expect(first >= movement.lowerBound - 90 - 6 && first <= movement.lowerBound - 60 + 6, "\(path) begins at frame \(first)")
-            // It goes on until the picture has been still for 2 s.
-            #expect(last >= movement.upperBound + 60 - 1 && last <= movement.upperBound + 60 + 6, "\(path) ends at frame \(last)")
+            // It goes on until the picture has been still for 2 s as the detector saw it: a detector busy
+            // on a loaded machine drops frames (its `framesDropped`), and when it drops the last moving
+            // ones, its still time starts that much earlier (frame 417 of 418 was seen in a full run);
+            // when it drops the first still ones, the pause comes later.
+            #expect(last >= movement.upperBound + 60 - 1 - 6 && last <= movement.upperBound + 60 + 6, "\(path) ends at frame \(last)")
             let line = try #require(reported.count > index ? reported[index] : nil)
             #expect(line.hasPrefix(path + ":"))
             let duration = Double(line.split(separator: " ")[1]) ?? 0
