@@ -20,6 +20,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        // HTTPS for capctl-serve (Hummingbird's TLS and HTTP/2 products build on them).
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
+        // SHA-256 of credentials and HMAC of view links, in the service only.
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -78,6 +83,7 @@ let package = Package(
                 "CapctlCommands",
                 "CaptureKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // WebRTC viewers of the service's cameras over GStreamer's webrtcbin (WHEP).
@@ -97,10 +103,15 @@ let package = Package(
                 "CapctlWebRTC",
                 "CaptureKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             // The API's OpenAPI document, the source scripts/openapi makes OpenAPIDocument.swift of.
             exclude: ["openapi.json"],

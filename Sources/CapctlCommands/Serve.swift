@@ -101,13 +101,15 @@ extension Capctl {
 
         @OptionGroup(title: "WebRTC") var webRTC: WebRTCOptions
 
+        @OptionGroup(title: "Access and HTTPS") var access: AccessOptions
+
         @Option(name: .long, help: ArgumentHelp("The address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one).", valueName: "addr:port"))
         var listen = ListenAddress(argument: "127.0.0.1:8080")!
 
         @Option(name: .long, help: ArgumentHelp("The folder recordings and photos are written to, and files served from (default: the current folder).", valueName: "folder"))
         var dir = "."
 
-        @Option(name: .long, help: ArgumentHelp("A file (mode 0600) holding the token requests must send as 'Authorization: Bearer TOKEN'.", valueName: "file"))
+        @Option(name: .long, help: ArgumentHelp("A file (mode 0600) holding a token requests may send as 'Authorization: Bearer TOKEN', which has role admin.", valueName: "file"))
         var tokenFile: String?
 
         @Option(name: .long, help: ArgumentHelp("A host name requests may name in Host besides the listener's address and localhost (as a reverse proxy sends it); repeatable.", valueName: "name"))
@@ -133,9 +135,7 @@ extension Capctl {
                 if let problem = camera.problem { throw ValidationError("--video \(camera): \(problem)") }
             }
             try overlay.validate(cameras: video, copiesVideo: false)
-            if !listen.isLoopback && tokenFile == nil {
-                throw ValidationError("--listen \(listen) is reachable from other machines: give --token-file FILE (mode 0600) with the token clients must send, or listen on 127.0.0.1")
-            }
+            try access.validate(listen: listen, tokenFile: tokenFile)
             if dir.isEmpty { throw ValidationError("--dir needs a folder, such as /var/lib/capctl") }
             if !(1...64).contains(maxRecordings) {
                 throw ValidationError("--max-recordings \(maxRecordings) is out of range; use 1 to 64")

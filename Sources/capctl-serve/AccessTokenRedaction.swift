@@ -1,6 +1,7 @@
 /// A request target as it may be written down: the value of every
-/// `access_token` query parameter replaced by `REDACTED`, so that no log holds
-/// a token (a GET may carry it in its query, as a browser's EventSource sends no headers).
+/// `access_token` and `link` query parameter replaced by `REDACTED`, so that no log holds
+/// a secret (a GET may carry one in its query, as a browser's EventSource sends no
+/// headers) or a view link that has not expired.
 enum AccessTokenRedaction {
     static let placeholder = "REDACTED"
 
@@ -16,10 +17,10 @@ enum AccessTokenRedaction {
         return target[...question] + parameters.joined(separator: "&")
     }
 
-    /// Whether a parameter's name is `access_token`, however it is spelled:
+    /// Whether a parameter's name is `access_token` or `link`, however it is spelled:
     /// percent-encoded or in capitals, it may still be someone's token.
     private static func isTokenName(_ name: Substring) -> Bool {
         let decoded = (try? PercentDecoding.decode(name)) ?? String(name)
-        return decoded.lowercased() == "access_token"
+        return ["access_token", "link"].contains(decoded.lowercased())
     }
 }

@@ -7,9 +7,11 @@ extension ServiceRouter {
     /// `GET /events`: every event from now on as Server-Sent Events, each a
     /// `data:` line of the JSON stdout carries, named by its `event` field.
     static func addEventRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
-        router.get("events") { _, _ in
+        router.get("events") { _, context in
             let stream = service.events.subscribe()
-            let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .connection: "keep-alive"]
+            var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store"]
+            // HTTP/2 (a stream, a channel with a parent) has no Connection header.
+            if context.channel.parent == nil { headers[.connection] = "keep-alive" }
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 // Events, and every 15 s a comment: a client that has gone is
                 // found out (its write fails) even while nothing happens.

@@ -4,6 +4,7 @@ import CapctlWebRTC
 import CaptureKit
 import Dispatch
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -16,6 +17,17 @@ import Glibc
 /// HTTP API until SIGINT or SIGTERM, which finish every recording first.
 struct HTTPServiceHost: ServiceHost {
     func run(_ configuration: ServiceConfiguration) throws -> ExitStatus {
+        if let change = configuration.accessFileChange {
+            let report = try AccessFileCommand.run(change, accessFilePath: configuration.accessFilePath, linkKeyPath: configuration.linkKeyPath)
+            for line in report.output { StandardStream.output.write(line + "\n") }
+            if let note = report.note { StandardStream.error.write("capctl serve: \(note)\n") }
+            return .success
+        }
+        let access = try AccessControl(AccessControl.Settings(token: configuration.token, accessFilePath: configuration.accessFilePath,
+                                                              linkKeyPath: configuration.linkKeyPath))
+        if configuration.isReachableFromOtherMachines && configuration.tls == nil {
+            StandardStream.error.write("capctl serve: warning: without --tls-cert and --tls-key, credentials and pictures travel in clear to \(configuration.listenDescription)\n")
+        }
         let accessLog = try AccessLog(path: configuration.accessLogPath)
         let webRTC = configuration.webRTC.enabled ? GStreamerPeering.make(settings: configuration.webRTC) : nil
         let service = try CaptureService(configuration: configuration, webRTC: webRTC)
@@ -24,7 +36,7 @@ struct HTTPServiceHost: ServiceHost {
         Task {
             let result: Result<Void, any Error>
             do {
-                try await serve(service, configuration: configuration, accessLog: accessLog)
+                try await serve(service, configuration: configuration, access: access, accessLog: accessLog)
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -37,33 +49,52 @@ struct HTTPServiceHost: ServiceHost {
         service.shutdown()
         let result = outcome.withLock { $0 }
         if case .failure(let error) = result {
+            if let failure = error as? CommandFailure { throw failure }
             throw CommandFailure(ServiceFailure.listen(error, address: configuration.listenDescription).description, status: .unavailable)
         }
         service.events.publish(ServiceStateEvent(event: "service-stopped", time: ServiceStateEvent.now()))
         return .success
     }
 
-    private func serve(_ service: any CaptureServing, configuration: ServiceConfiguration, accessLog: AccessLog) async throws {
+    private func serve(_ service: any CaptureServing, configuration: ServiceConfiguration, access: AccessControl,
+                       accessLog: AccessLog) async throws {
         var logger = Logger(label: "capctl-serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = .error
-        let router = ServiceRouter.make(service: service, configuration: configuration, accessLog: accessLog)
+        let router = ServiceRouter.make(service: service, configuration: configuration, access: access, accessLog: accessLog)
+        // The certificates of HTTPS, made when the server is built, reached by SIGHUP's reload.
+        let certificates = Mutex<HTTPSCertificates?>(nil)
+        let server: HTTPServerBuilder
+        if let tls = configuration.tls {
+            // Read now, so that a certificate that cannot work stops the service before it listens.
+            _ = try HTTPSCertificates(certificatePath: tls.certificatePath, keyPath: tls.keyPath) { _, _, _ in }
+            server = HTTPServerBuilder { responder in
+                let made = try HTTPSCertificates(certificatePath: tls.certificatePath, keyPath: tls.keyPath, responder: responder)
+                certificates.withLock { $0 = made }
+                return HTTPSChannel(certificates: made)
+            }
+        } else {
+            server = .http1()
+        }
         // SO_REUSEADDR (Hummingbird's default): a restarted service binds at once over its
         // old connections in TIME_WAIT, while a second listener on the port is still refused.
         let application = Application(
             router: router,
+            server: server,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: "capctl"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 service.events.publish(ServiceStateEvent(event: "service-started", time: ServiceStateEvent.now(),
                                                          address: configuration.host, port: port, folder: service.folderPath,
-                                                         inputs: service.inputDocuments.map(\.device)))
+                                                         inputs: service.inputDocuments.map(\.device),
+                                                         scheme: configuration.tls == nil ? "http" : "https"))
             },
             logger: logger
         )
         // The capture stops first (its graceful shutdown ends the event streams,
         // which would otherwise hold the server's), then the server.
-        let group = ServiceGroup(configuration: .init(services: [application, CaptureShutdown(service: service)],
+        let reload = HangupReload(access: access, certificates: { certificates.withLock { $0 } }, events: service.events)
+        let group = ServiceGroup(configuration: .init(services: [application, CaptureShutdown(service: service), reload],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
@@ -87,6 +118,8 @@ struct ServiceStateEvent: Encodable {
     var port: Int?
     var folder: String?
     var inputs: [String]?
+    /// `http` or `https`.
+    var scheme: String?
 
     static func now() -> String { EventTime.now() }
 }

@@ -17,13 +17,20 @@ extension ServiceRouter {
             let viewer = try service.watch(query(request))
             // A client that hangs up frees its place now, not at the view's next picture (a minute away at fps=1/60).
             context.channel.closeFuture.whenComplete { _ in viewer.close() }
-            // What waits in the kernel for a slow viewer is what it sees late: a small send buffer keeps
-            // its pictures fresh (it misses some instead), and shows a stalled viewer at once.
-            try? await context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: sendBufferSize).get()
-            let headers: HTTPFields = [
+            // An HTTP/2 stream (a channel with a parent) shares its connection's socket with the
+            // page's other requests: its own flow-control window, not the socket's buffer, bounds it,
+            // and HTTP/2 has no Connection header.
+            let isStream = context.channel.parent != nil
+            var headers: HTTPFields = [
                 .contentType: "multipart/x-mixed-replace; boundary=\(frameBoundary)",
-                .cacheControl: "no-store, no-cache, must-revalidate", .connection: "close",
+                .cacheControl: "no-store, no-cache, must-revalidate",
             ]
+            if !isStream {
+                // What waits in the kernel for a slow viewer is what it sees late: a small send buffer keeps
+                // its pictures fresh (it misses some instead), and shows a stalled viewer at once.
+                try? await context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: sendBufferSize).get()
+                headers[.connection] = "close"
+            }
             let channel = context.channel
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 defer { viewer.close() }

@@ -8,6 +8,7 @@ extension ServiceRouter {
     static func addPhotoRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing) {
         router.post("photos") { request, context in
             let photos = try PhotoRequest(json: try await object(request, context: context))
+            try context.requireCamera(photos.camera, service: service)
             // Waits for the camera's frames without holding a thread.
             switch try await service.takePhotos(photos) {
             case .files(let body):

@@ -12,20 +12,19 @@ import Glibc
 /// - its Host names the service: an address (a name could be an attacker's
 ///   that resolves to this machine: DNS rebinding), localhost, or a name
 ///   given with --allow-host;
-/// - with a token, it carries it (`Authorization: Bearer`, or for a GET,
-///   `access_token` in the query, as a browser's EventSource cannot send headers),
-///   except the page of `GET /`, which holds no data and asks for the token itself;
+/// - (who it is, and what it may do, `AccessMiddleware` checks next;)
 /// - a request that changes something and carries an Origin, or without one a
 ///   Referer, comes from the service's own pages, so that a web page the user
 ///   visits cannot steer it.
+/// Its refusals are counted by reason (`host`, `origin`) with the access checks'.
 struct RequestGuardMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
-    let token: String?
     let allowedHosts: Set<String>
+    let access: AccessControl
 
-    init(configuration: ServiceConfiguration) {
-        token = configuration.token
+    init(configuration: ServiceConfiguration, access: AccessControl) {
         allowedHosts = Set(configuration.allowedHosts + ["localhost"])
+        self.access = access
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -37,28 +36,28 @@ struct RequestGuardMiddleware: RouterMiddleware {
             throw ServiceError.http(.badRequest, "the request has no valid Host header")
         }
         guard Self.isAddress(host) || allowedHosts.contains(host) else {
-            throw ServiceError.http(.forbidden, "Host '\(authority)' does not name this service; reach it by its address, or start it with --allow-host \(host)")
-        }
-        if let token, !Self.isPage(request), !Self.carries(token, request) {
-            var headers = HTTPFields()
-            headers[.wwwAuthenticate] = "Bearer realm=\"capctl\""
-            throw ServiceError.http(.unauthorized, "this service needs its token: send 'Authorization: Bearer TOKEN'", headers: headers)
+            throw forbid(.host, "Host '\(authority)' does not name this service; reach it by its address, or start it with --allow-host \(host)")
         }
         if ![.get, .head, .options].contains(request.method) {
             if let origin = request.headers[.origin] {
                 guard SameOrigin.origin(origin, matches: authority) else {
-                    throw ServiceError.http(.forbidden, "requests from the page at \(origin) may not change anything on this service")
+                    throw forbid(.origin, "requests from the page at \(origin) may not change anything on this service")
                 }
             } else if let referer = request.headers[.referer] {
                 // Without an Origin (older browsers leave it out of some requests), the Referer names the page.
                 let page = SameOrigin.origin(ofReferer: referer)
                 guard let page, SameOrigin.origin(page, matches: authority) else {
                     let sender = page.map { "the page at \($0)" } ?? "a page whose Referer is no absolute URL"
-                    throw ServiceError.http(.forbidden, "requests from \(sender) may not change anything on this service")
+                    throw forbid(.origin, "requests from \(sender) may not change anything on this service")
                 }
             }
         }
         return try await next(request, context)
+    }
+
+    private func forbid(_ reason: AccessRefusal.Reason, _ message: String) -> ServiceHTTPError {
+        access.count(AccessRefusal(reason, message))
+        return ServiceError.http(.forbidden, message)
     }
 
     /// The host of a Host header, lowercased, without its port or an IPv6 address's brackets.
@@ -76,26 +75,5 @@ struct RequestGuardMiddleware: RouterMiddleware {
     static func isAddress(_ host: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
-    }
-
-    /// `GET /`: the page, the same for everyone, which asks for the token before its first request.
-    static func isPage(_ request: Request) -> Bool {
-        request.method == .get && request.uri.path == "/"
-    }
-
-    /// Whether the request carries the token, compared in constant time.
-    static func carries(_ token: String, _ request: Request) -> Bool {
-        var presented: Substring?
-        if let header = request.headers[.authorization] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { presented = parts[1] }
-        } else if request.method == .get || request.method == .head {
-            presented = request.uri.queryParameters["access_token"]
-        }
-        guard let presented else { return false }
-        let expected = Array(token.utf8), given = Array(presented.utf8)
-        var difference = expected.count ^ given.count
-        for index in expected.indices { difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0)) }
-        return difference == 0
     }
 }

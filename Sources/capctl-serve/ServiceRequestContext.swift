@@ -1,3 +1,4 @@
+import CapctlService
 import Hummingbird
 import NIOCore
 
@@ -9,6 +10,10 @@ struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
     /// The connection: an endless answer (a live view) learns from its
     /// `closeFuture` at once that its client has gone, and sets its socket's options.
     let channel: any Channel
+    /// Who the request is and what it may do, as `AccessMiddleware` found; until then nothing.
+    var access = AccessGrant(name: "nobody", role: .view, cameras: [])
+    /// The service's access control, which counts a refusal a handler makes.
+    var accessControl: AccessControl?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -7,12 +7,15 @@ import Hummingbird
 /// the service (`CaptureServing`) and its answer into a response, as a subcommand turns
 /// options into a call on CaptureKit.
 enum ServiceRouter {
-    static func make(service: any CaptureServing, configuration: ServiceConfiguration, accessLog: AccessLog) -> Router<ServiceRequestContext> {
+    static func make(service: any CaptureServing, configuration: ServiceConfiguration, access: AccessControl,
+                     accessLog: AccessLog) -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         let routes = RouteMethods()
         router.add(middleware: AccessLogMiddleware(log: accessLog))
         router.add(middleware: ErrorMiddleware(routes: routes))
-        router.add(middleware: RequestGuardMiddleware(configuration: configuration))
+        router.add(middleware: RequestGuardMiddleware(configuration: configuration, access: access))
+        router.add(middleware: AccessMiddleware(access: access, operations: OpenAPIDocument.operations,
+                                                defaultCamera: service.inputDocuments.first { $0.mediaType == "video" }?.id))
         router.add(middleware: ContentTypeMiddleware())
 
         addPageRoutes(to: router)
@@ -26,7 +29,8 @@ enum ServiceRouter {
         addEventRoutes(to: router, service: service)
         addLiveViewRoutes(to: router, service: service)
         addWHEPRoutes(to: router, service: service)
-        addMetricsRoutes(to: router, service: service, accessLog: accessLog)
+        addAccessRoutes(to: router, service: service, access: access)
+        addMetricsRoutes(to: router, service: service, access: access, accessLog: accessLog)
         routes.learn(router)
         return router
     }

@@ -42,6 +42,11 @@ package enum EventTime {
         self.time(ofMonotonic: time.converted(toTimescale: MonotonicClock.timescale).value)
     }
 
+    /// A time in whole seconds since 1970, as the events write times.
+    package static func time(ofUnixSeconds seconds: Int) -> String {
+        format(timespec(tv_sec: seconds, tv_nsec: 0))
+    }
+
     private static func format(_ now: timespec) -> String {
         var seconds = now.tv_sec
         var parts = tm()

@@ -17,8 +17,19 @@ package struct ServiceConfiguration: Sendable {
     package let port: Int
     /// The recordings folder, as an absolute path with no symbolic link in it.
     package let folder: String
-    /// The token every request must send, if any.
+    /// The token of --token-file, if any: an `admin` credential.
     package let token: String?
+    /// --access-file and --link-key-file, if given.
+    package let accessFilePath: String?
+    package let linkKeyPath: String?
+    /// The certificate chain and key of --tls-cert and --tls-key (PEM files): HTTPS when given.
+    package let tls: (certificatePath: String, keyPath: String)?
+    /// What to change in the access file instead of serving, if anything.
+    package let accessFileChange: AccessFileChange?
+    /// Whether requests need a credential.
+    package var requiresCredentials: Bool { token != nil || accessFilePath != nil }
+    /// Whether other machines can reach the listener.
+    package var isReachableFromOtherMachines: Bool { !(host.hasPrefix("127.") || host == "::1") }
     /// Host names besides the listener's address and localhost that requests may name.
     package let allowedHosts: [String]
     /// The address as --listen gives it.
@@ -46,6 +57,10 @@ package struct ServiceConfiguration: Sendable {
         accessLogPath = command.accessLog
         maxRecordings = command.maxRecordings
         maxViewers = command.maxViewers
+        accessFilePath = command.access.accessFile
+        linkKeyPath = command.access.linkKeyFile
+        tls = command.access.tlsCert.flatMap { certificate in command.access.tlsKey.map { (certificate, $0) } }
+        accessFileChange = command.access.change
         folder = try Self.folder(command.dir)
         token = try command.tokenFile.map(Self.token)
         webRTC = WebRTCSettings(options: command.webRTC, listen: command.listen)

@@ -6,7 +6,7 @@ import Glibc
 /// stdout and stderr written whole, without the C library's buffer: JSON
 /// lines and diagnostics come from several threads and must reach a reader
 /// at once and uninterrupted (FileHandle's place; FileHandle is Foundation's).
-enum StandardStream {
+package enum StandardStream {
     case output
     case error
 
@@ -16,11 +16,11 @@ enum StandardStream {
     /// `Posix.write` retries interrupted ones). A
     /// stream that cannot be written (closed pipe, full disk) loses the
     /// text: there is nowhere left to say so.
-    func write(_ text: String) {
+    package func write(_ text: String) {
         write(Array(text.utf8))
     }
 
-    func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

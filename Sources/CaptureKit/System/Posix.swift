@@ -84,7 +84,7 @@ package enum Posix {
     }
 
     /// fsync(2): what was written reaches stable storage.
-    static func fsync(_ fd: Int32, path: String? = nil) throws(SystemCallError) {
+    package static func fsync(_ fd: Int32, path: String? = nil) throws(SystemCallError) {
         try systemCall(named("fsync", path)) { Glibc.fsync(fd) }
     }
 
@@ -194,6 +194,11 @@ package enum Posix {
     /// unlink(2): removes the name `path` (a link itself, never what it points to).
     package static func unlink(_ path: String) throws(SystemCallError) {
         try systemCall("unlink(\(path))") { Glibc.unlink(path) }
+    }
+
+    /// rename(2): gives `path` the name `newPath`, replacing what had it, in one step.
+    package static func rename(_ path: String, to newPath: String) throws(SystemCallError) {
+        try systemCall("rename(\(path), \(newPath))") { Glibc.rename(path, newPath) }
     }
 
     /// readlink(2): where a symbolic link points, as written in it.

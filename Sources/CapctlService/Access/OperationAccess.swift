@@ -1,0 +1,84 @@
+import CapctlCommands
+
+/// What an operation of the API needs: the role, and which cameras it touches.
+/// The table of every operation is generated from the OpenAPI document's
+/// `x-capctl-role` and `x-capctl-cameras` (scripts/openapi), so that the
+/// document and the checks cannot say different things.
+package struct OperationAccess: Sendable, Equatable {
+    /// Which cameras an operation touches, and where the request names them.
+    package enum Cameras: Sendable, Equatable {
+        /// None in particular (the page, the session, the device list).
+        case none
+        /// Every camera: a recording takes them all, and the files, events and metrics are all of theirs.
+        case every
+        /// The camera of a path parameter (`/devices/{id}/…`).
+        case path(String)
+        /// The camera of a query parameter, the first camera when it is left out (`/stream.mjpg?camera=`).
+        case query(String)
+        /// The camera of a key of the JSON body, the first camera when it is left out; the handler checks it.
+        case body(String)
+
+        /// `none`, `every`, `path:NAME`, `query:NAME` or `body:NAME`, as the document writes it.
+        package init?(_ text: String) {
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            switch (parts.first, parts.count) {
+            case ("none", 1): self = .none
+            case ("every", 1): self = .every
+            case ("path", 2): self = .path(parts[1])
+            case ("query", 2): self = .query(parts[1])
+            case ("body", 2): self = .body(parts[1])
+            default: return nil
+            }
+        }
+    }
+
+    package let operationID: String
+    package let method: String
+    /// The document's path template, such as `/devices/{id}/controls`.
+    package let path: String
+    package let role: AccessRole
+    package let cameras: Cameras
+    /// Whether a view link may stand for a credential here (the live views of its camera).
+    package let acceptsViewLink: Bool
+    /// Whether it is served without a credential (the page, which asks for one).
+    package let isPublic: Bool
+
+    package init(operationID: String, method: String, path: String, role: AccessRole, cameras: Cameras,
+                 acceptsViewLink: Bool, isPublic: Bool) {
+        self.operationID = operationID
+        self.method = method
+        self.path = path
+        self.role = role
+        self.cameras = cameras
+        self.acceptsViewLink = acceptsViewLink
+        self.isPublic = isPublic
+    }
+
+    /// The values of the path template's parameters in `path`, or nil when it does not match.
+    package func match(_ requestPath: Substring) -> [String: Substring]? {
+        let template = path.split(separator: "/")
+        let parts = requestPath.split(separator: "/")
+        guard template.count == parts.count else { return nil }
+        var values: [String: Substring] = [:]
+        for (pattern, part) in zip(template, parts) {
+            if pattern.hasPrefix("{"), pattern.hasSuffix("}") {
+                values[String(pattern.dropFirst().dropLast())] = part
+            } else if pattern != part {
+                return nil
+            }
+        }
+        return values
+    }
+}
+
+extension Array where Element == OperationAccess {
+    /// The operation a request is for, with its path parameters; nil when the API has none
+    /// (the router then answers 404 or 405). HEAD is GET's where the document has no HEAD.
+    package func operation(method: String, path: Substring) -> (OperationAccess, [String: Substring])? {
+        for operation in self where operation.method == method {
+            if let values = operation.match(path) { return (operation, values) }
+        }
+        if method == "HEAD" { return operation(method: "GET", path: path) }
+        return nil
+    }
+}

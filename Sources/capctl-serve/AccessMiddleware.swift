@@ -1,0 +1,94 @@
+import CapctlService
+import Hummingbird
+
+/// Who a request is, and whether it may do what it asks, before any handler runs:
+/// - the operation (from the OpenAPI document's table) names the role it needs and the cameras it touches;
+/// - the request carries a credential (`Authorization: Bearer`, or for a GET, `access_token`
+///   in the query, as a browser's EventSource cannot send headers), or on a live view of one
+///   camera a view link (`link` in the query); the page of `GET /` needs neither;
+/// - the credential's role allows the operation, and its cameras cover the camera the
+///   path or query names (a body's camera is checked by its handler, through `context.access`).
+/// Refusals are 401 (who it is is unknown) or 403 (it may not), counted by reason.
+struct AccessMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    let access: AccessControl
+    let operations: [OperationAccess]
+    /// The device id of the first camera: the camera of a query or body that names none.
+    let defaultCamera: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let (operation, parameters) = operations.operation(method: request.method.rawValue, path: Substring(request.uri.path)) else {
+            // No such operation: the router answers 404 or 405, which says nothing a credential guards.
+            return try await next(request, context)
+        }
+        var context = context
+        context.access = try grant(request, operation)
+        context.accessControl = access
+        try checkCameras(operation, parameters, request, context.access)
+        return try await next(request, context)
+    }
+
+    private func grant(_ request: Request, _ operation: OperationAccess) throws -> AccessGrant {
+        guard access.requiresCredentials else { return .anyone }
+        let link = request.uri.queryParameters["link"]
+        let secret = Self.secret(request)
+        let result: Result<AccessGrant, AccessRefusal>
+        if let secret {
+            result = access.grant(secret: secret)
+        } else if let link, operation.acceptsViewLink {
+            result = access.grant(link: link)
+        } else if operation.isPublic {
+            return AccessGrant(name: "anyone", role: .view, cameras: [])
+        } else {
+            let what = operation.acceptsViewLink ? "a credential or a view link (?link=)" : "a credential"
+            result = .failure(AccessRefusal(.missing, "this service needs \(what): send 'Authorization: Bearer SECRET'"))
+        }
+        switch result {
+        case .success(let grant):
+            guard grant.role.allows(operation.role) else {
+                throw refuse(AccessRefusal(.role, "credential '\(grant.name)' has role \(grant.role.rawValue); \(operation.method) \(operation.path) needs \(operation.role.rawValue)"))
+            }
+            return grant
+        case .failure(let refusal):
+            throw refuse(refusal)
+        }
+    }
+
+    private func checkCameras(_ operation: OperationAccess, _ parameters: [String: Substring], _ request: Request, _ grant: AccessGrant) throws {
+        switch operation.cameras {
+        case .none, .body:
+            return
+        case .every:
+            guard grant.coversEveryCamera else {
+                throw refuse(AccessRefusal(.camera, "\(operation.method) \(operation.path) touches every camera; credential '\(grant.name)' covers \(AccessGrant.list(grant.cameras)) only"))
+            }
+        case .path(let name):
+            guard let id = parameters[name].map(String.init) else { return }
+            let camera = (try? PercentDecoding.decode(Substring(id))) ?? id
+            if !grant.covers(camera: camera) { throw refuse(grant.refusal(camera: camera)) }
+        case .query(let name):
+            guard let camera = request.uri.queryParameters[Substring(name)].map(String.init) ?? defaultCamera else { return }
+            if !grant.covers(camera: camera) { throw refuse(grant.refusal(camera: camera)) }
+        }
+    }
+
+    private func refuse(_ refusal: AccessRefusal) -> ServiceHTTPError {
+        access.count(refusal)
+        guard refusal.reason.isUnauthenticated else { return ServiceError.http(.forbidden, refusal.message) }
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = "Bearer realm=\"capctl\""
+        return ServiceError.http(.unauthorized, refusal.message, headers: headers)
+    }
+
+    /// The secret a request presents: its Bearer credential, or for a GET or HEAD, `access_token` in its query.
+    static func secret(_ request: Request) -> Substring? {
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? parts[1] : Substring("")
+        }
+        if request.method == .get || request.method == .head {
+            return request.uri.queryParameters["access_token"]
+        }
+        return nil
+    }
+}
