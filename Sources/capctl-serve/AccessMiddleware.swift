@@ -65,11 +65,17 @@ struct AccessMiddleware: RouterMiddleware {
         case .path(let name):
             guard let id = parameters[name].map(String.init) else { return }
             let camera = (try? PercentDecoding.decode(Substring(id))) ?? id
-            if !grant.covers(camera: camera) { throw refuse(grant.refusal(camera: camera)) }
+            if !grant.covers(camera: camera) { throw refuse(refusal(grant, camera: camera)) }
         case .query(let name):
             guard let camera = request.uri.queryParameters[Substring(name)].map(String.init) ?? defaultCamera else { return }
-            if !grant.covers(camera: camera) { throw refuse(grant.refusal(camera: camera)) }
+            if !grant.covers(camera: camera) { throw refuse(refusal(grant, camera: camera)) }
         }
+    }
+
+    /// A credential that does not cover a camera may not (403); a view link of another camera is no link for this one (401).
+    private func refusal(_ grant: AccessGrant, camera: String) -> AccessRefusal {
+        guard grant.isViewLink else { return grant.refusal(camera: camera) }
+        return AccessRefusal(.badLink, "the view link is for camera \(grant.cameras?.sorted().joined() ?? ""), not camera \(camera)")
     }
 
     private func refuse(_ refusal: AccessRefusal) -> ServiceHTTPError {

@@ -30,7 +30,9 @@ struct InProcessService {
 
     /// Runs `test` against the router over `service`.
     func test<Value: Sendable>(_ service: any CaptureServing, _ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let router = ServiceRouter.make(service: service, configuration: configuration, accessLog: try AccessLog(path: accessLogPath))
+        let access = try AccessControl(AccessControl.Settings(token: configuration.token, accessFilePath: configuration.accessFilePath,
+                                                              linkKeyPath: configuration.linkKeyPath))
+        let router = ServiceRouter.make(service: service, configuration: configuration, access: access, accessLog: try AccessLog(path: accessLogPath))
         let application = Application(router: router)
         return try await application.test(.router, test)
     }

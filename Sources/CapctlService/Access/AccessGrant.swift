@@ -25,6 +25,9 @@ package struct AccessGrant: Sendable, Equatable {
         cameras?.contains(id) ?? true
     }
 
+    /// Whether it comes from a view link rather than a credential.
+    package var isViewLink: Bool { expires != nil }
+
     /// Whether it covers every camera of the service (what a recording, the files and the events touch).
     package var coversEveryCamera: Bool { cameras == nil }
 
