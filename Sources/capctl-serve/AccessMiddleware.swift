@@ -17,15 +17,21 @@ struct AccessMiddleware: RouterMiddleware {
     let defaultCamera: String?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let (operation, parameters) = operations.operation(method: request.method.rawValue, path: Substring(request.uri.path)) else {
-            // No such operation: the router answers 404 or 405, which says nothing a credential guards.
-            return try await next(request, context)
-        }
+        let found = operations.operation(method: request.method.rawValue, path: Substring(request.uri.path))
+        // A request for no operation of the document (a path or method the service does not have) needs admin,
+        // so that a route the document left out cannot be open; the router then answers 404 or 405.
+        let (operation, parameters) = found ?? (Self.undocumented(request), [:])
         var context = context
         context.access = try grant(request, operation)
         context.accessControl = access
         try checkCameras(operation, parameters, request, context.access)
         return try await next(request, context)
+    }
+
+    /// What a request for no operation of the document needs: admin, on every camera.
+    static func undocumented(_ request: Request) -> OperationAccess {
+        OperationAccess(operationID: "undocumented", method: request.method.rawValue, path: request.uri.path, role: .admin, cameras: .every,
+                        acceptsViewLink: false, isPublic: false)
     }
 
     private func grant(_ request: Request, _ operation: OperationAccess) throws -> AccessGrant {

@@ -16,6 +16,19 @@ struct ErrorMiddleware: RouterMiddleware {
     let routes: RouteMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .head else { return try await translate(request, context: context, next: next) }
+        do {
+            return try await translate(request, context: context, next: next)
+        } catch let error as any HTTPResponseError {
+            // A refusal of a HEAD without its body: HTTP/1.1's encoder leaves it out, HTTP/2's sends what it
+            // is given, and a body on a HEAD's answer is an error to an HTTP/2 client.
+            var response = try error.response(from: request, context: context)
+            response.body = ResponseBody()
+            return response
+        }
+    }
+
+    private func translate(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as ServiceError {

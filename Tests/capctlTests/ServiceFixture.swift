@@ -9,12 +9,17 @@ final class ServiceFixture {
     /// The service's folder (--dir), removed with the fixture.
     let folder: String
     let port: Int
+    /// `http`, or `https` for a service started with --tls-cert (its service-started event says which).
+    let scheme: String
+    /// The certificate authority curl trusts for HTTPS.
+    let caFile: String?
     private let process: Process
     private let output: EventLines
 
     /// A service with these devices (and any further options), with these variables added to its environment.
     init(_ arguments: [String] = ["--video", "test-pattern", "--audio", "test-tone"], startTimeout: Double = 20,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], caFile: String? = nil) throws {
+        self.caFile = caFile
         var template = Array((NSTemporaryDirectory() + "/capctl-serve-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         folder = String(cString: made)
@@ -39,6 +44,7 @@ final class ServiceFixture {
             throw ServiceFixtureError.notStarted(lines.text)
         }
         self.port = port
+        scheme = started["scheme"] as? String ?? "http"
     }
 
     deinit {
@@ -59,16 +65,19 @@ final class ServiceFixture {
     /// The service's process (capctl serve execs capctl-serve, which keeps the PID).
     var pid: Int32 { process.processIdentifier }
 
-    var url: String { "http://127.0.0.1:\(port)" }
+    var url: String { "\(scheme)://127.0.0.1:\(port)" }
 
-    /// One HTTP request with curl; `body` is sent as JSON, `headers` besides it.
-    func request(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:]) throws -> ServiceResponse {
-        try start(method, path, json: body, headers: headers).response()
+    /// One HTTP request with curl; `body` is sent as JSON, `headers` besides it. With `streamFor`,
+    /// an endless answer (a live view, the events) is read for that many seconds, and its status kept.
+    func request(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:],
+                 streamFor seconds: Double? = nil) throws -> ServiceResponse {
+        try start(method, path, json: body, headers: headers, streamFor: seconds).response()
     }
 
     /// A request whose answer is awaited later (`PendingRequest.response()`), while the test goes on.
-    func start(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:]) throws -> PendingRequest {
-        try PendingRequest(method: method, url: "http://127.0.0.1:\(port)\(path)", body: body, headers: headers)
+    func start(_ method: String, _ path: String, json body: String? = nil, headers: [String: String] = [:],
+               streamFor seconds: Double? = nil) throws -> PendingRequest {
+        try PendingRequest(method: method, url: url + path, body: body, headers: headers, caFile: caFile, streamFor: seconds)
     }
 
     /// Every event the service printed so far, in order.
@@ -101,11 +110,22 @@ final class PendingRequest {
     private let scratch = NSTemporaryDirectory() + "/capctl-curl-\(UUID().uuidString)"
     private let output = Pipe()
     let description: String
+    private let streams: Bool
 
-    init(method: String, url: String, body: String?, headers: [String: String] = [:]) throws {
+    init(method: String, url: String, body: String?, headers: [String: String] = [:], caFile: String? = nil,
+         streamFor seconds: Double? = nil, curlOptions: [String] = []) throws {
         description = "\(method) \(url)"
-        var arguments = ["curl", "-s", "-X", method, "-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code}", "--max-time", "60"]
-        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        streams = seconds != nil
+        // HEAD with --head: curl -X HEAD would wait for a body that never comes.
+        var arguments = ["curl", "-s"] + (method == "HEAD" ? ["--head"] : ["-X", method])
+            + ["-D", scratch + ".headers", "-o", scratch + ".body", "-w", "%{http_code} %{http_version}",
+               "--max-time", seconds.map { String($0) } ?? "60"]
+        if let caFile { arguments += ["--cacert", caFile] }
+        arguments += curlOptions
+        if let body {
+            if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { arguments += ["-H", "Content-Type: application/json"] }
+            arguments += ["--data-binary", body]
+        }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { arguments += ["-H", "\(name): \(value)"] }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments + [url]
@@ -122,9 +142,11 @@ final class PendingRequest {
 
     /// Waits for the answer.
     func response() throws -> ServiceResponse {
-        let code = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let written = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
         process.waitUntilExit()
-        guard process.terminationStatus == 0, let status = Int(code) else {
+        // curl's 28: the time given ran out, as it does for an endless answer read for a while.
+        let finished = process.terminationStatus == 0 || (streams && process.terminationStatus == 28)
+        guard finished, let status = written.first.flatMap({ Int($0) }), status > 0 else {
             throw ServiceFixtureError.requestFailed(description, process.terminationStatus)
         }
         let headerText = (try? String(contentsOfFile: scratch + ".headers", encoding: .utf8)) ?? ""
@@ -134,7 +156,7 @@ final class PendingRequest {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let data = (try? Data(contentsOf: URL(fileURLWithPath: scratch + ".body"))) ?? Data()
-        return ServiceResponse(status: status, headers: headers, body: data)
+        return ServiceResponse(status: status, headers: headers, body: data, httpVersion: written.count > 1 ? String(written[1]) : "")
     }
 }
 
@@ -144,6 +166,8 @@ struct ServiceResponse {
     /// Header names in lower case.
     let headers: [String: String]
     let body: Data
+    /// The HTTP version curl used: `1.1` or `2`.
+    var httpVersion = ""
 
     var text: String { String(decoding: body, as: UTF8.self) }
 

@@ -18,7 +18,7 @@ import Testing
         let none = try service.request("GET", "/session")
         #expect(none.status == 401)
         #expect(none.header("WWW-Authenticate")?.hasPrefix("Bearer") == true, "\(none.headers)")
-        #expect(none.errorMessage?.contains("token") == true, "\(none.text)")
+        #expect(none.errorMessage?.contains("credential") == true, "\(none.text)")
 
         #expect(try service.request("GET", "/session", headers: ["Authorization": "Bearer \(Self.token)"]).status == 200)
         #expect(try service.request("GET", "/session", headers: ["Authorization": "Bearer \(Self.token)x"]).status == 401)

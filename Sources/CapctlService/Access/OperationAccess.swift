@@ -42,9 +42,11 @@ package struct OperationAccess: Sendable, Equatable {
     package let acceptsViewLink: Bool
     /// Whether it is served without a credential (the page, which asks for one).
     package let isPublic: Bool
+    /// Whether the template's last parameter takes the rest of the path, slashes and all (`/files/{name}`: `/files/a/b.mp4`).
+    package let lastParameterTakesRest: Bool
 
     package init(operationID: String, method: String, path: String, role: AccessRole, cameras: Cameras,
-                 acceptsViewLink: Bool, isPublic: Bool) {
+                 acceptsViewLink: Bool, isPublic: Bool, lastParameterTakesRest: Bool = false) {
         self.operationID = operationID
         self.method = method
         self.path = path
@@ -52,17 +54,21 @@ package struct OperationAccess: Sendable, Equatable {
         self.cameras = cameras
         self.acceptsViewLink = acceptsViewLink
         self.isPublic = isPublic
+        self.lastParameterTakesRest = lastParameterTakesRest
     }
 
     /// The values of the path template's parameters in `path`, or nil when it does not match.
     package func match(_ requestPath: Substring) -> [String: Substring]? {
         let template = path.split(separator: "/")
         let parts = requestPath.split(separator: "/")
-        guard template.count == parts.count else { return nil }
+        guard template.count == parts.count || (lastParameterTakesRest && parts.count > template.count) else { return nil }
         var values: [String: Substring] = [:]
-        for (pattern, part) in zip(template, parts) {
+        for (index, pattern) in template.enumerated() {
+            let part = parts[index]
             if pattern.hasPrefix("{"), pattern.hasSuffix("}") {
-                values[String(pattern.dropFirst().dropLast())] = part
+                let isLast = index == template.count - 1
+                values[String(pattern.dropFirst().dropLast())] = isLast && lastParameterTakesRest
+                    ? requestPath[part.startIndex..<parts[parts.count - 1].endIndex] : part
             } else if pattern != part {
                 return nil
             }
