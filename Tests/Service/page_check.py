@@ -28,7 +28,7 @@ Without --token (a service without one), it checks that:
 - on a phone's screen (390 px wide) the page has no horizontal scrolling.
 With --token (a service with --token-file): the page asks for the token once,
 in its own form; keeps it in localStorage; then the API, the live view
-(access_token in its URL), the events and download links work; a reload asks
+(a view link in its URL, never the token), the events and download links work; a reload asks
 no more; a stored token the service refuses is asked for again.
 
 Screenshots go to DIR (page.png, page-phone.png; page-token.png with --token).
@@ -88,7 +88,7 @@ class TimedOut(Exception):
 class Browser:
     """Headless Chromium over --remote-debugging-pipe, attached to its one page (flat session)."""
 
-    def __init__(self, binary, width=1280, height=900):
+    def __init__(self, binary, width=1280, height=900, extra=()):
         self.profile = tempfile.mkdtemp(prefix="capctl-page-chromium-")
         self.log_path = os.path.join(self.profile, "chromium.log")
         to_read, self.to_write = os.pipe()      # our commands: Chromium reads them on its fd 3
@@ -105,7 +105,7 @@ class Browser:
                      "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
                      "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
                      "--mute-audio", "--password-store=basic", "--use-mock-keychain", "--remote-debugging-pipe",
-                     f"--window-size={width},{height}", "about:blank"]
+                     f"--window-size={width},{height}", *extra, "about:blank"]
         self.log = open(self.log_path, "wb")
         # close_fds=False: Python's own descriptors are close-on-exec; 3 and 4 are the ones to pass.
         self.process = subprocess.Popen(arguments, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
@@ -750,7 +750,8 @@ def run_token(browser, problems, args):
     check(asked == {"asked": 1, "kept": args.token, "hidden": True},
           "it asked once, keeps the token in localStorage and closed the form", json.dumps(asked))
     src = browser.evaluate(f"document.querySelector({json.dumps(LIVE0)}).getAttribute('src')") or ""
-    check(f"access_token={args.token}" in src, "the live view's URL carries access_token", src)
+    check("link=v1.view." in src and args.token not in src and "access_token" not in src,
+          "the live view's URL carries a view link, never the token", src)
     picture_changes(browser)
     try:
         browser.wait_for("document.querySelector('#events-state').dataset.state === 'open'", 15, "the event stream to open")

@@ -34,6 +34,12 @@ final class TestCertificates {
         return try serial(ofFile: certificateFile)
     }
 
+    /// The base64 SHA-256 of the server certificate's public key, as Chromium's --ignore-certificate-errors-spki-list takes it.
+    func spki() throws -> String {
+        try run("/bin/sh", ["-c", "openssl x509 -pubkey -noout -in '\(certificateFile)' | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     func serial(ofFile path: String) throws -> String {
         try openssl(["x509", "-in", path, "-noout", "-serial"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }

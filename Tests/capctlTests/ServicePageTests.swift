@@ -183,4 +183,26 @@ import Testing
         #expect(service.events("photo").count == 2, "\(service.events("photo"))")
         #expect(service.files.contains("token-shot.jpg"))
     }
+
+    /// Over HTTPS (HTTP/2): eight cameras' live views and the event stream at once with a view
+    /// credential, which sees no record or delete button; a view link's page of one camera; and, as
+    /// admin, a file name with markup shown as text (Tests/Service/page_roles.py says what it checks).
+    @Test(.timeLimit(.minutes(3))) func overHTTPSEightCamerasAreLiveAndThePageShowsWhatTheRoleAllows() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "no \(Self.chromium): apt-get install chromium")
+        let certificates = try TestCertificates()
+        let access = try TestCredentials([("viewer", "view", []), ("root", "admin", [])])
+        let cameras = (0..<8).flatMap { _ in ["--video", "test-pattern,size=320x240,fps=10"] }
+        let service = try ServiceFixture(cameras + ["--no-webrtc", "--access-file", access.accessFile,
+                                                    "--tls-cert", certificates.certificateFile, "--tls-key", certificates.keyFile],
+                                         caFile: certificates.caFile)
+        let markup = #"<img src=x onerror="window.__capctlMarkupRan=true">.txt"#
+        try Data("markup".utf8).write(to: URL(fileURLWithPath: service.file(markup)))
+        try FileManager.default.createDirectory(at: Self.output, withIntermediateDirectories: true)
+        let run = try Self.runScript("page_roles.py", ["--chromium", Self.chromium, "--out", Self.output.path, "--url", service.url + "/",
+                                                       "--spki", try certificates.spki(), "--viewer", access.secrets["viewer"]!,
+                                                       "--admin", access.secrets["root"]!, "--cameras", "8", "--markup-file", markup])
+        #expect(run.status == 0 && run.failures.isEmpty, "\(run.summary)")
+        #expect(run.result["allLiveSeconds"] as? Double != nil, "\(run.summary)")
+        #expect(service.files.contains(markup))
+    }
 }
