@@ -15,6 +15,8 @@
 #      video and audio; the unit is installed, not enabled, and systemd-analyze verify takes
 #      it. The unit itself cannot run here: no systemd runs in the chroot, so its sandbox,
 #      user and devices are not tried; a WHEP player (aiortc) plays a camera and a microphone;
+#      with a test CA's certificate and a credential made as capctl, the unit's command serves
+#      HTTPS over HTTP/2, refuses a request without the credential, records and reloads (SIGHUP);
 #   7. with libavformat's file emptied, `list-devices` still works and `record` fails
 #      with status 69 and one line naming the library and its package;
 #   8. `dpkg --purge capctl` removes the options file, keeps /var/lib/capctl/recordings
@@ -215,6 +217,57 @@ if [[ $(field record "$served") == 20[01]" "* && $(field owner "$served") == cap
   ok "the unit's command as capctl with /etc/default/capctl-serve: recorded $(field duration "$served") s into /var/lib/capctl/recordings, exited 0"
 else
   echo "$served"; cat "$root/tmp/serve.err"; bad "the unit's command as the user capctl"
+fi
+
+# HTTPS from the package, set up as /etc/default/capctl-serve says: a certificate of a test CA
+# (openssl) in /etc/capctl/tls readable by the group capctl, a credential made as the user
+# capctl in its access file; the unit's command with them answers over HTTP/2 with the
+# credential and 401 without, records, reloads on SIGHUP (systemctl reload) and exits 0.
+tls_setup='set -e
+install -d -m 750 -g capctl /etc/capctl/tls && cd /etc/capctl/tls
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /tmp/ca.key -out /tmp/ca.pem -days 1 -subj "/CN=test CA" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout privkey.pem -out /tmp/server.csr -subj /CN=127.0.0.1 2>/dev/null
+printf "subjectAltName=IP:127.0.0.1\n" >/tmp/ext
+openssl x509 -req -in /tmp/server.csr -CA /tmp/ca.pem -CAkey /tmp/ca.key -CAcreateserial -out fullchain.pem -days 1 -extfile /tmp/ext 2>/dev/null
+chgrp capctl privkey.pem fullchain.pem && chmod 640 privkey.pem fullchain.pem
+setpriv --reuid=capctl --regid=capctl --init-groups capctl serve --access-file /var/lib/capctl/access.json \
+  --add-credential installer --role admin >/tmp/secret 2>/tmp/secret.err
+echo "made $(stat -c "%U %a" /var/lib/capctl/access.json) $(wc -l </tmp/secret)"'
+made=$(in_root "$tls_setup" 2>&1) || true
+# The unit's command with HTTPS, in a script of the copy (written here: no quoting to undo).
+cat >"$root/tmp/tls.sh" <<'SCRIPT'
+set -u
+cd /var/lib/capctl && . /etc/default/capctl-serve
+options=$(echo "$CAPCTL_SERVE_OPTIONS" | sed "s/video:0/test-pattern/; s/127.0.0.1:8080/127.0.0.1:0/")
+setpriv --reuid=capctl --regid=capctl --init-groups /usr/libexec/capctl/capctl-serve serve $options \
+  --access-file /var/lib/capctl/access.json --tls-cert /etc/capctl/tls/fullchain.pem --tls-key /etc/capctl/tls/privkey.pem \
+  >/tmp/serve.out 2>/tmp/serve.err &
+pid=$!
+port=
+for _ in $(seq 200); do
+  port=$(grep '"event":"service-started"' /tmp/serve.out | sed -n 's/.*"port":\([0-9]*\).*/\1/p')
+  [ -n "$port" ] && break; sleep 0.05
+done
+https() { curl -sS --max-time 10 --cacert /tmp/ca.pem -o /tmp/answer -w '%{http_code}/%{http_version}' "$@"; }
+credential="Authorization: Bearer $(cat /tmp/secret)"
+echo "with $(https -H "$credential" https://127.0.0.1:$port/session)"
+echo "without $(https https://127.0.0.1:$port/session)"
+echo "record $(https -H "$credential" -H 'Content-Type: application/json' -d '{"file": "tls.mp4", "maxDuration": "1"}' \
+  https://127.0.0.1:$port/recordings)"
+kill -HUP $pid
+for _ in $(seq 300); do grep -q '"event":"finished"' /tmp/serve.out && grep -q service-reloaded /tmp/serve.out && break; sleep 0.05; done
+echo "reloaded $(grep -c service-reloaded /tmp/serve.out)"
+echo "duration $(ffprobe -v error -show_entries format=duration -of csv=p=0 /var/lib/capctl/recordings/tls.mp4 2>&1 | head -1)"
+kill -TERM $pid
+wait $pid
+echo "status $?"
+SCRIPT
+served=$(in_root "bash /tmp/tls.sh")
+if [[ $made == "made capctl 600 1" && $(field with "$served") == 200/2 && $(field without "$served") == 401/2 &&
+      $(field record "$served") == 201/2 && $(field reloaded "$served") == 1 && $(field status "$served") == 0 ]]; then
+  ok "HTTPS from the package: HTTP/2 with a credential made as capctl (401 without), recorded $(field duration "$served") s, reloaded on SIGHUP, exited 0"
+else
+  echo "$made"; echo "$served"; cat "$root/tmp/serve.err"; bad "HTTPS from the package"
 fi
 
 groups=$(in_root 'id -nG capctl 2>&1') || true

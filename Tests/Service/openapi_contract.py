@@ -2,8 +2,11 @@
 """Contract test of `capctl serve` against its OpenAPI document, with schemathesis.
 
 Starts the service (test-pattern and test-tone, on 127.0.0.1 with port 0, a
-fresh --dir), twice: once without a token and once with a token file (mode
-0600) whose token schemathesis sends as a header. Each time schemathesis runs
+fresh --dir), once without a token, once with a token file (mode 0600) whose
+token schemathesis sends as a header, and once for each role (view, record,
+control, admin) with an access file holding one credential of that role, made
+by `capctl serve --add-credential` (--role-examples examples each: an operation
+the role may not call answers 403, which the document allows). Each time schemathesis runs
 over every operation the service serves, with generated and malformed input
 (--mode all), and checks that no answer is a server error and that each
 status, content type, body and header is what the document says. Then:
@@ -17,7 +20,9 @@ status, content type, body and header is what the document says. Then:
   and /tmp as the service saw it (a private empty folder mounted over /tmp for
   the service alone, where unshare can do that) is still empty;
 - recordings the generated input left running are stopped, then SIGTERM stops
-  the service with exit status 0.
+  the service with exit status 0;
+- as a role that may not record (view, control), --dir is still empty: every
+  refused request changed nothing.
 
 Operations the document describes that this build does not serve yet (the
 router answers "no such path" or 405) are listed and left out, never silently.
@@ -120,11 +125,13 @@ def private_tmp_works():
 class Service:
     """capctl serve, started in `cwd`, its stdout lines kept, its stderr (the access log) in a file."""
 
-    def __init__(self, capctl, served, cwd, artifacts, token_file, tmp_view):
+    def __init__(self, capctl, served, cwd, artifacts, token_file, tmp_view, access_file=None):
         command = [capctl, "serve", "--video", "test-pattern", "--audio", "test-tone", "--listen", "127.0.0.1:0",
                    "--dir", served, "--max-recordings", "2"]
         if token_file:
             command += ["--token-file", token_file]
+        if access_file:
+            command += ["--access-file", access_file]
         if tmp_view:
             command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                        'mount --bind "$0" /tmp && exec "$@"', tmp_view] + command
@@ -208,8 +215,8 @@ def served_operations(port, token, document):
     return served, missing
 
 
-def run_once(args, st, with_token, tmp_view_ok):
-    label = "with a token" if with_token else "without a token"
+def run_once(args, st, with_token, tmp_view_ok, role=None):
+    label = f"as role {role}" if role else "with a token" if with_token else "without a token"
     print(f"\n== capctl serve {label}", flush=True)
     parent = tempfile.mkdtemp(prefix="capctl-contract-", dir="/var/tmp")
     artifacts = tempfile.mkdtemp(prefix="capctl-contract-run-", dir="/var/tmp")
@@ -220,9 +227,19 @@ def run_once(args, st, with_token, tmp_view_ok):
     tmp_view = os.path.join(artifacts, "tmp-view") if tmp_view_ok else None
     if tmp_view:
         os.mkdir(tmp_view)
-    token = secrets.token_urlsafe(24) if with_token else None
+    token = secrets.token_urlsafe(24) if with_token and not role else None
     token_file = None
-    if token:
+    access_file = None
+    if role:
+        # One credential of the role, made as a person would; its secret is what schemathesis sends.
+        access_file = os.path.join(artifacts, "access.json")
+        made = subprocess.run([args.capctl, "serve", "--access-file", access_file, "--add-credential", f"contract-{role}", "--role", role],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not check(made.returncode == 0 and made.stdout.count("\n") == 1, f"{label}: --add-credential makes a credential",
+                     made.stderr):
+            return
+        token = made.stdout.strip()
+    if token and not role:
         token_file = os.path.join(artifacts, "token")
         descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(descriptor, (token + "\n").encode())
@@ -231,13 +248,16 @@ def run_once(args, st, with_token, tmp_view_ok):
     before_parent = listing(parent, skip={"served"})
     before_root = top_level("/")
     before_tmp = top_level("/tmp")
-    service = Service(args.capctl, served, cwd, artifacts, token_file, tmp_view)
+    service = Service(args.capctl, served, cwd, artifacts, token_file, tmp_view, access_file)
     try:
         port = service.port()
         if not check(port is not None, f"{label}: the service starts and says service-started",
                      open(service.stderr_path, errors="replace").read()[-2000:]):
             return
         status, headers, body = request(port, "GET", "/openapi.json", token)
+        if role:
+            # Every role may read the document; the roles each operation needs are in it.
+            check(b'"x-capctl-role"' in body, f"{label}: the document says which role each operation needs")
         if not check(status == 200, f"{label}: GET /openapi.json answers 200", f"{status} {body[:200]!r}"):
             return
         document = json.loads(body)
@@ -252,7 +272,7 @@ def run_once(args, st, with_token, tmp_view_ok):
               f"only {served_ops}")
 
         command = [st, "run", schema_path, "--url", f"http://127.0.0.1:{port}", "--checks", CHECKS, "--mode", "all",
-                   "--max-examples", str(args.max_examples), "--workers", "1", "--request-timeout", "30",
+                   "--max-examples", str(args.role_examples if role else args.max_examples), "--workers", "1", "--request-timeout", "30",
                    "--generation-database", "none", "--no-color", "--exclude-path", ENDLESS[0], "--exclude-path", ENDLESS[1],
                    "--suppress-health-check", "all", "--output-truncate", "true",
                    "--report", "vcr", "--report-vcr-path", os.path.join(artifacts, "requests.yaml")]
@@ -316,19 +336,25 @@ def run_once(args, st, with_token, tmp_view_ok):
         check(status == 400 and "error" in json.loads(body or b"{}"), f"{label}: GET /stream.mjpg?width=0 is a 400 with an error",
               f"{status} {body[:200]!r}")
 
-        # What the generated input left running is stopped, as a client would.
-        status, _, body = request(port, "GET", "/recordings", token)
-        running = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else []
-        for identifier in running:
-            try:
-                status, _, body = request(port, "POST", f"/recordings/{identifier}/stop", token, timeout=60)
-                check(status == 200, f"{label}: POST /recordings/{identifier}/stop finishes it", f"{status} {body[:300]!r}")
-            except OSError as error:
-                check(False, f"{label}: POST /recordings/{identifier}/stop answers within 60 s", str(error))
-        status, _, body = request(port, "GET", "/recordings", token)
-        left = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else ["?"]
-        total = len(json.loads(body).get("recordings", [])) if status == 200 else 0
-        check(not left, f"{label}: every recording is finished once stopped ({total} made, {len(running)} stopped here)", str(left))
+        if role in ("view", "control"):
+            made = sorted(os.listdir(served))
+            check(not made, f"{label}: a role that may not record made nothing in --dir", str(made[:20]))
+            status, _, body = request(port, "GET", "/recordings", token)
+            check(status == 403, f"{label}: GET /recordings is refused (403)", f"{status} {body[:200]!r}")
+        else:
+            # What the generated input left running is stopped, as a client would.
+            status, _, body = request(port, "GET", "/recordings", token)
+            running = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else []
+            for identifier in running:
+                try:
+                    status, _, body = request(port, "POST", f"/recordings/{identifier}/stop", token, timeout=60)
+                    check(status == 200, f"{label}: POST /recordings/{identifier}/stop finishes it", f"{status} {body[:300]!r}")
+                except OSError as error:
+                    check(False, f"{label}: POST /recordings/{identifier}/stop answers within 60 s", str(error))
+            status, _, body = request(port, "GET", "/recordings", token)
+            left = [r["id"] for r in json.loads(body).get("recordings", []) if r.get("state") != "finished"] if status == 200 else ["?"]
+            total = len(json.loads(body).get("recordings", [])) if status == 200 else 0
+            check(not left, f"{label}: every recording is finished once stopped ({total} made, {len(running)} stopped here)", str(left))
     finally:
         exit_status = service.stop()
     check(exit_status == 0, f"{label}: SIGTERM stops the service with exit status 0", f"exit status {exit_status}")
@@ -357,6 +383,9 @@ def main():
     parser.add_argument("--capctl", default=os.path.join(ROOT, ".build", "debug", "capctl"))
     parser.add_argument("--schemathesis", default=os.path.join(ROOT, ".venv-test", "bin", "st"))
     parser.add_argument("--max-examples", type=int, default=int(os.environ.get("CAPCTL_CONTRACT_EXAMPLES", "100")))
+    parser.add_argument("--role-examples", type=int, default=int(os.environ.get("CAPCTL_CONTRACT_ROLE_EXAMPLES", "20")),
+                        help="examples per operation in each role's run")
+    parser.add_argument("--roles", default="view,record,control,admin", help="the roles to run as, comma-separated (none: '')")
     parser.add_argument("--seed", type=int, default=os.environ.get("CAPCTL_CONTRACT_SEED"))
     parser.add_argument("--keep", action="store_true", help="keep the folders of each run")
     args = parser.parse_args()
@@ -375,6 +404,8 @@ def main():
     started = time.monotonic()
     for with_token in (False, True):
         run_once(args, args.schemathesis, with_token, tmp_view_ok)
+    for role in filter(None, args.roles.split(",")):
+        run_once(args, args.schemathesis, True, tmp_view_ok, role=role)
     print(f"\ncontract: took {time.monotonic() - started:.0f} s")
     print(f"contract: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

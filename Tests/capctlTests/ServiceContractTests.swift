@@ -3,7 +3,7 @@ import Testing
 
 /// `capctl serve` against its own OpenAPI document: Tests/Service/openapi_contract.py
 /// runs schemathesis (installed by scripts/setup into .venv-test/) over every
-/// operation, with and without a token, and checks the service survives it,
+/// operation, without a token, with one, and with a credential of each role, and checks the service survives it,
 /// writes nothing outside --dir and stops cleanly on SIGTERM.
 @Suite struct ServiceContractTests {
     /// The seed of the run that found the unbounded %n/%c width (now refused).
@@ -47,5 +47,9 @@ import Testing
         // Both runs (without and with a token) checked something.
         #expect(output.contains("PASS without a token: schemathesis finds every answer as the document says"))
         #expect(output.contains("PASS with a token: schemathesis finds every answer as the document says"))
+        // And as each role (an operation the role may not call is a 403, as the document allows).
+        for role in ["view", "record", "control", "admin"] {
+            #expect(output.contains("PASS as role \(role): schemathesis finds every answer as the document says"), "\(role)")
+        }
     }
 }

@@ -35,11 +35,17 @@ package enum PrivateFile {
 
     /// Replaces the file with `bytes`: written to a new file of mode 0600 beside it,
     /// flushed, then renamed over it, so that a reader sees the old file or the new one.
+    /// A file that exists keeps its owner and group (root adding a credential to the
+    /// file of a service that runs as another user leaves it that user's).
     package static func write(_ bytes: [UInt8], to path: String, option: String) throws {
         let temporary = path + ".new-\(getpid())"
+        let existing = try? Posix.stat(path)
         do throws(SystemCallError) {
             let descriptor = try Posix.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
             do throws(SystemCallError) {
+                if let existing, existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                    try Posix.fchown(descriptor, owner: existing.st_uid, group: existing.st_gid, path: temporary)
+                }
                 var rest = bytes[...]
                 while !rest.isEmpty {
                     let written = try Posix.write(descriptor, Array(rest), path: temporary)

@@ -196,6 +196,11 @@ package enum Posix {
         try systemCall("unlink(\(path))") { Glibc.unlink(path) }
     }
 
+    /// fchown(2): gives the open file `fd` this owner and group.
+    package static func fchown(_ fd: Int32, owner: uid_t, group: gid_t, path: String? = nil) throws(SystemCallError) {
+        try systemCall(named("fchown", path)) { Glibc.fchown(fd, owner, group) }
+    }
+
     /// rename(2): gives `path` the name `newPath`, replacing what had it, in one step.
     package static func rename(_ path: String, to newPath: String) throws(SystemCallError) {
         try systemCall("rename(\(path), \(newPath))") { Glibc.rename(path, newPath) }
