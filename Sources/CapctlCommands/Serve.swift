@@ -23,8 +23,10 @@ extension Capctl {
 
             API
               GET / is a page for a browser on a computer or a phone: live views, recordings with \
-            their progress, markers, photos, torch, controls and files (served without the token, \
-            which it asks for). GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
+            their progress, markers, photos, torch, controls and files, as far as its credential's \
+            role allows (served without a credential, which it asks for; /?link=LINK shows one \
+            camera's view by a view link). GET /access: the request's credential, role, cameras \
+            and the operations it allows. GET /devices, GET /session (inputs, formats, state, uptime, free space in --dir). \
             POST /recordings with record's settings as JSON: the keys are record's long options \
             in camelCase (maxDuration, videoCodec, segmentDuration, startPaused, preRoll, \
             resumeOn, stream and the others), values as on the command line or as numbers, and file, the \
@@ -55,8 +57,8 @@ extension Capctl {
             listening address only (--webrtc-ports, --stun-server, --turn-server; --no-webrtc \
             turns it off). GET /metrics answers the inputs', \
             recordings', streams' and live views' numbers in Prometheus's text format (0.0.4), \
-            under the same token and Host rules as every request (a scrape configuration sends the \
-            token with authorization: {credentials_file: FILE}).
+            for an admin credential, under the same Host rules as every request (a scrape configuration \
+            sends the secret with authorization: {credentials_file: FILE}).
 
             EVENTS
               stdout carries record's events as JSON lines (started, progress, paused, resumed, \
@@ -72,18 +74,40 @@ extension Capctl {
 
             SECURITY
               The service listens on 127.0.0.1:8080 unless --listen says otherwise; any other \
-            address needs --token-file, a file of mode 0600 holding the token every request \
-            but GET / must then send as 'Authorization: Bearer TOKEN' (a token file may also be given on \
-            loopback). Requests whose Host is neither an address, localhost nor a name \
-            given with --allow-host are refused (DNS rebinding), and so are requests that change \
-            something and carry an Origin other than the service's own (a web page cannot steer \
-            it). Files are only inside --dir: names are relative, with no '..', no symbolic link \
-            followed out of it, and never an existing file overwritten. At most --max-recordings \
-            recordings run at once; request bodies are at most 64 KiB.
+            address needs credentials: --access-file, or --token-file. An access file (JSON, mode \
+            0600) names credentials, each with a role and, if it is limited, the cameras it covers, \
+            and keeps only the SHA-256 of each secret: 'capctl serve --access-file FILE \
+            --add-credential NAME --role ROLE [--credential-camera ID]…' adds one and prints its \
+            secret once (--remove-credential NAME, --list-credentials). Roles: view (live views, \
+            view links, the page, the session, devices, events), record (also recordings, markers, \
+            photos, files: list and download), control (also camera controls and the torch), admin \
+            (everything, deleting files and the metrics included). A request sends its secret as \
+            'Authorization: Bearer SECRET' (a GET may send access_token=SECRET in its query, which \
+            the access log never holds); --token-file's token is one admin credential. Every \
+            operation is checked against the role it needs and the camera it touches (the OpenAPI \
+            document's x-capctl-role and x-capctl-cameras): no credential, an unknown one or a bad \
+            link is 401, a role or camera that does not allow it 403, each counted in \
+            capctl_http_refusals_total by reason. POST /view-links {"camera", "seconds"} answers a \
+            link (?link=…) to one camera's live view that expires (at most 31 days), signed with \
+            the key of --link-key-file (made when missing; without the option, a key that ends \
+            with the service): it holds no secret, and 'capctl serve --link-key-file FILE \
+            --rotate-link-key' then SIGHUP ends every link at once. --tls-cert and --tls-key (PEM) \
+            serve HTTPS, HTTP/2 and HTTP/1.1 by ALPN; without them, credentials beyond loopback \
+            travel in clear, which the service warns of. SIGHUP reads the access file, the link key \
+            and the certificate again (service-reloaded, or reload-failed keeping what was in \
+            force) while recordings and connections go on. Requests whose Host is neither an \
+            address, localhost nor a name given with --allow-host are refused (DNS rebinding), and \
+            so are requests that change something and carry an Origin other than the service's own \
+            (a web page cannot steer it); no answer grants another origin (no CORS). Files are only \
+            inside --dir: names are relative, with no '..', no symbolic link followed out of it, \
+            and never an existing file overwritten. At most --max-recordings recordings run at \
+            once; request bodies are at most 64 KiB.
 
-            Exit status: 0 when stopped by a signal; 69 when a device is busy or the address is \
-            in use; 64 for options that cannot work (a non-loopback address without a token \
-            file, a token file others can read).
+            Exit status: 0 when stopped by a signal (or a credential action done); 69 when a \
+            device is busy or the address is in use; 64 for options that cannot work (a \
+            non-loopback address without credentials, a token or access file others can read); \
+            65 for an access or link-key file that is not one; 66 for a certificate or key that \
+            cannot be read.
             """
         )
 
