@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# capctl serve's access checks and HTTPS: requests/s with and without credentials, TLS handshakes/s, a TLS live view's CPU, eight cameras in the page over HTTP/2 and HTTP/1.1.
+#
+# Usage: scripts/bench access [RUNS] [SECONDS]   (defaults: 3 runs, 10 s windows)
+#        CAPCTL_BENCH_DEBUG=1   use the debug build (.build/debug) instead of building release
+#
+# scripts/bench.d/access.py says what each figure is. Needs wrk, curl, openssl and Chromium
+# (Debian's wrk, curl, openssl, chromium; scripts/setup installs them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-3}
+seconds=${2:-10}
+scratch=${BENCH_SCRATCH:-.build-bench}
+if [[ ${CAPCTL_BENCH_DEBUG:-} == 1 ]]; then
+  swift build --product capctl-serve >&2
+  swift build --product capctl >&2
+  bin=.build/debug
+else
+  echo "building capctl and capctl-serve (release)..." >&2
+  swift build -c release --product capctl --scratch-path "$scratch" >&2
+  swift build -c release --product capctl-serve --scratch-path "$scratch" >&2
+  bin=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
+fi
+exec python3 scripts/bench.d/access.py --capctl "$bin/capctl" --runs "$runs" --seconds "$seconds"
