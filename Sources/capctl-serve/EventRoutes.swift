@@ -10,8 +10,7 @@ extension ServiceRouter {
         router.get("events") { _, context in
             let stream = service.events.subscribe()
             var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store"]
-            // HTTP/2 (a stream, a channel with a parent) has no Connection header.
-            if context.channel.parent == nil { headers[.connection] = "keep-alive" }
+            if !context.isHTTP2Stream { headers[.connection] = "keep-alive" }
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 // Events, and every 15 s a comment: a client that has gone is
                 // found out (its write fails) even while nothing happens.

@@ -17,10 +17,9 @@ extension ServiceRouter {
             let viewer = try service.watch(query(request))
             // A client that hangs up frees its place now, not at the view's next picture (a minute away at fps=1/60).
             context.channel.closeFuture.whenComplete { _ in viewer.close() }
-            // An HTTP/2 stream (a channel with a parent) shares its connection's socket with the
-            // page's other requests: its own flow-control window, not the socket's buffer, bounds it,
-            // and HTTP/2 has no Connection header.
-            let isStream = context.channel.parent != nil
+            // An HTTP/2 stream shares its connection's socket with the page's other requests: its own
+            // flow-control window, not the socket's buffer, bounds it, and HTTP/2 has no Connection header.
+            let isStream = context.isHTTP2Stream
             var headers: HTTPFields = [
                 .contentType: "multipart/x-mixed-replace; boundary=\(frameBoundary)",
                 .cacheControl: "no-store, no-cache, must-revalidate",

@@ -21,6 +21,11 @@ struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
         channel = source.channel
     }
 
+    /// Whether the request came on a stream of an HTTP/2 connection, which shares its socket with
+    /// the connection's other streams and has no `Connection` header. (An accepted connection's
+    /// parent is the listening socket; an HTTP/2 stream's parent is its connection.)
+    var isHTTP2Stream: Bool { channel.parent?.parent != nil }
+
     /// Request bodies are small JSON documents.
     var maxUploadSize: Int { 64 * 1024 }
 }
