@@ -232,7 +232,8 @@ openssl x509 -req -in /tmp/server.csr -CA /tmp/ca.pem -CAkey /tmp/ca.key -CAcrea
 chgrp capctl privkey.pem fullchain.pem && chmod 640 privkey.pem fullchain.pem
 setpriv --reuid=capctl --regid=capctl --init-groups capctl serve --access-file /var/lib/capctl/access.json \
   --add-credential installer --role admin >/tmp/secret 2>/tmp/secret.err
-echo "made $(stat -c "%U %a" /var/lib/capctl/access.json) $(wc -l </tmp/secret)"'
+echo "made $(stat -c "%U %a" /var/lib/capctl/access.json) $(wc -l </tmp/secret)"
+cat /tmp/secret.err >&2'
 made=$(in_root "$tls_setup" 2>&1) || true
 # The unit's command with HTTPS, in a script of the copy (written here: no quoting to undo).
 cat >"$root/tmp/tls.sh" <<'SCRIPT'
@@ -263,7 +264,7 @@ wait $pid
 echo "status $?"
 SCRIPT
 served=$(in_root "bash /tmp/tls.sh")
-if [[ $made == "made capctl 600 1" && $(field with "$served") == 200/2 && $(field without "$served") == 401/2 &&
+if [[ $(head -1 <<<"$made") == "made capctl 600 1" && $(field with "$served") == 200/2 && $(field without "$served") == 401/2 &&
       $(field record "$served") == 201/2 && $(field reloaded "$served") == 1 && $(field status "$served") == 0 ]]; then
   ok "HTTPS from the package: HTTP/2 with a credential made as capctl (401 without), recorded $(field duration "$served") s, reloaded on SIGHUP, exited 0"
 else

@@ -241,4 +241,42 @@ import Testing
         #expect(try service.request("POST", "/recordings?access_token=\(secret)", json: #"{"file": "query.mp4"}"#).status == 401)
         #expect(service.files.isEmpty, "\(service.files)")
     }
+
+    /// The access file as `serve --help` says: made at mode 0600 by --add-credential (from any folder),
+    /// holding hashes and never a secret; names unique; --list-credentials and --remove-credential;
+    /// a file others can read, or that is not an access file, refused at start.
+    @Test func theAccessFileIsMadeChangedAndCheckedAsDocumented() throws {
+        let access = try TestCredentials([("door", "view", ["0"])])
+        let secret = access.secrets["door"]!
+        let text = try String(contentsOfFile: access.accessFile, encoding: .utf8)
+        #expect(!text.contains(secret) && text.contains("\"role\" : \"view\""), "\(text)")
+        let mode = try FileManager.default.attributesOfItem(atPath: access.accessFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(secret.hasPrefix("capctl_") && secret.count == 50, "\(secret)")
+
+        let again = try CapctlRun.run(["serve", "--access-file", access.accessFile, "--add-credential", "door", "--role", "admin"],
+                                      in: URL(fileURLWithPath: "/"))
+        #expect(again.status == 64 && again.stderrLines.count == 1 && again.stderr.contains("already"), "\(again.stderr)")
+        let listed = try CapctlRun.run(["serve", "--access-file", access.accessFile, "--list-credentials"])
+        #expect(listed.status == 0 && listed.stdout.hasPrefix("door\tview\t0\t") && !listed.stdout.contains(secret), "\(listed.stdout)")
+        let noRole = try CapctlRun.run(["serve", "--access-file", access.accessFile, "--add-credential", "x"])
+        #expect(noRole.status == 64 && noRole.stderr.contains("--role"), "\(noRole.stderr)")
+
+        // At start: a file others can read, and one that is not an access file.
+        let scratch = try ServiceSecurityFixture.Scratch()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: access.accessFile)
+        let open = try CapctlRun.run(["serve", "--video", "test-pattern", "--listen", "127.0.0.1:0", "--dir", scratch.path, "--access-file", access.accessFile])
+        #expect(open.status == 64 && open.stderr.contains("644"), "\(open.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: access.accessFile)
+        let removed = try CapctlRun.run(["serve", "--access-file", access.accessFile, "--remove-credential", "door"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try CapctlRun.run(["serve", "--access-file", access.accessFile, "--list-credentials"]).stdout.isEmpty)
+        #expect(try CapctlRun.run(["serve", "--access-file", access.accessFile, "--remove-credential", "door"]).status == 64)
+        try Data("{\"credentials\": [{\"name\": \"x\", \"role\": \"owner\", \"sha256\": \"00\"}]}".utf8).write(to: URL(fileURLWithPath: access.accessFile))
+        let wrong = try CapctlRun.run(["serve", "--video", "test-pattern", "--listen", "127.0.0.1:0", "--dir", scratch.path, "--access-file", access.accessFile])
+        #expect(wrong.status == 65 && wrong.stderrLines.count == 1 && wrong.stderr.contains("role"), "\(wrong.stderr)")
+        // Beyond loopback, credentials are needed (nothing here listens beyond loopback: only the refusal is tried).
+        let bare = try CapctlRun.run(["serve", "--listen", "0.0.0.0:0", "--dir", scratch.path])
+        #expect(bare.status == 64 && bare.stderr.contains("--access-file"), "\(bare.stderr)")
+    }
 }

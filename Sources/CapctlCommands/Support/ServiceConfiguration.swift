@@ -61,7 +61,8 @@ package struct ServiceConfiguration: Sendable {
         linkKeyPath = command.access.linkKeyFile
         tls = command.access.tlsCert.flatMap { certificate in command.access.tlsKey.map { (certificate, $0) } }
         accessFileChange = command.access.change
-        folder = try Self.folder(command.dir)
+        // A credential action changes a file and exits: it writes no recording, and may run anywhere.
+        folder = accessFileChange == nil ? try Self.folder(command.dir) : command.dir
         token = try command.tokenFile.map(Self.token)
         webRTC = WebRTCSettings(options: command.webRTC, listen: command.listen)
     }
