@@ -19,8 +19,9 @@
 #      HTTPS over HTTP/2, refuses a request without the credential, records and reloads (SIGHUP);
 #   7. with libavformat's file emptied, `list-devices` still works and `record` fails
 #      with status 69 and one line naming the library and its package;
-#   8. `dpkg --purge capctl` removes the options file, keeps /var/lib/capctl/recordings
-#      while it holds a recording, and removes /var/lib/capctl once it is empty.
+#   8. `dpkg --purge capctl` removes the options file and the access file, keeps
+#      /var/lib/capctl/recordings while it holds a recording, and removes /var/lib/capctl
+#      once it is empty.
 # The copy is an overlay over / (changes go to a tmpfs) in a private mount namespace
 # chrooted into; /opt/swift is covered by an empty folder. Nothing of it outlives the test.
 #
@@ -259,6 +260,7 @@ kill -HUP $pid
 for _ in $(seq 300); do grep -q '"event":"finished"' /tmp/serve.out && grep -q service-reloaded /tmp/serve.out && break; sleep 0.05; done
 echo "reloaded $(grep -c service-reloaded /tmp/serve.out)"
 echo "duration $(ffprobe -v error -show_entries format=duration -of csv=p=0 /var/lib/capctl/recordings/tls.mp4 2>&1 | head -1)"
+rm -f /var/lib/capctl/recordings/tls.mp4
 kill -TERM $pid
 wait $pid
 echo "status $?"
