@@ -21,6 +21,12 @@ struct AccessMiddleware: RouterMiddleware {
         // A request for no operation of the document (a path or method the service does not have) needs admin,
         // so that a route the document left out cannot be open; the router then answers 404 or 405.
         let (operation, parameters) = found ?? (Self.undocumented(request), [:])
+        // A parameter the checks read, given twice, could be read one way here and another by the handler.
+        for name in ["link", "access_token"] + (operation.cameras.queryParameter.map { [$0] } ?? []) {
+            if request.uri.queryParameters.getAll(name).count > 1 {
+                throw ServiceError.http(.badRequest, "\(name) is given more than once; give it once")
+            }
+        }
         var context = context
         context.access = try grant(request, operation)
         context.accessControl = access
@@ -41,10 +47,12 @@ struct AccessMiddleware: RouterMiddleware {
         let result: Result<AccessGrant, AccessRefusal>
         if let secret {
             result = access.grant(secret: secret)
+        } else if operation.isPublic {
+            // The page is the same for everyone: a link it carries is checked by the requests it makes,
+            // so that an expired one still gets the page, which says so.
+            return AccessGrant(name: "anyone", role: .view, cameras: [])
         } else if let link, operation.acceptsViewLink {
             result = access.grant(link: link)
-        } else if operation.isPublic {
-            return AccessGrant(name: "anyone", role: .view, cameras: [])
         } else {
             let what = operation.acceptsViewLink ? "a credential or a view link (?link=)" : "a credential"
             result = .failure(AccessRefusal(.missing, "this service needs \(what): send 'Authorization: Bearer SECRET'"))

@@ -8,7 +8,9 @@ extension ServiceRouter {
     static func addAccessRoutes(to router: Router<ServiceRequestContext>, service: any CaptureServing, access: AccessControl) {
         router.get("access") { _, context in
             let grant = context.access
-            let allowed = OpenAPIDocument.operations.filter { grant.role.allows($0.role) && ($0.cameras != .every || grant.coversEveryCamera) }
+            let allowed = OpenAPIDocument.operations.filter {
+                grant.role.allows($0.role) && ($0.cameras != .every || grant.coversEveryCamera) && (!grant.isViewLink || $0.acceptsViewLink)
+            }
             return json(AccessDocument(name: grant.name, role: grant.role.rawValue, cameras: grant.cameras?.sorted(),
                                        expires: grant.expires.map(EventTime.time(ofUnixSeconds:)), allows: allowed.map(\.operationID)))
         }

@@ -25,9 +25,15 @@ extension ServiceRouter {
                         feed.yield(nil)
                     }
                 }
+                // A credential taken away (or a link's end) ends the stream.
+                let watch = Task {
+                    await context.accessEnded()
+                    if !Task.isCancelled { feed.finish() }
+                }
                 defer {
                     forward.cancel()
                     heartbeat.cancel()
+                    watch.cancel()
                 }
                 // A first comment, so that a client sees the stream open before any event.
                 try await writer.write(ByteBuffer(string: ": capctl events\n\n"))

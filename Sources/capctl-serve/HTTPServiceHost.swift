@@ -23,6 +23,8 @@ struct HTTPServiceHost: ServiceHost {
             if let note = report.note { StandardStream.error.write("capctl serve: \(note)\n") }
             return .success
         }
+        // Until HangupReload traps it, SIGHUP's default action would end the service (a reload sent as it starts).
+        signal(SIGHUP, SIG_IGN)
         let access = try AccessControl(AccessControl.Settings(token: configuration.token, accessFilePath: configuration.accessFilePath,
                                                               linkKeyPath: configuration.linkKeyPath))
         if configuration.isReachableFromOtherMachines && configuration.tls == nil {

@@ -33,6 +33,9 @@ extension ServiceRouter {
             let channel = context.channel
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 defer { viewer.close() }
+                // A link that expires, or a credential taken away, ends the view.
+                let watch = Task { await context.accessEnded(); viewer.close() }
+                defer { watch.cancel() }
                 // Each picture goes from the view's thread to the connection's event loop, as one buffer
                 // made once for every viewer: this task does not wake for it (with fifty viewers, that
                 // and a copy of each picture per viewer cost a sixth of what the view cost beyond its first

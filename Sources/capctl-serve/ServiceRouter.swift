@@ -20,7 +20,15 @@ enum ServiceRouter {
 
         addPageRoutes(to: router)
         router.get("openapi.json") { _, _ in json(OpenAPIDocument.text) }
-        router.get("session") { _, _ in json(service.sessionDocument) }
+        router.get("session") { _, context in
+            var session = service.sessionDocument
+            // A credential of some cameras sees those cameras' views and viewers only.
+            if let cameras = context.access.cameras {
+                session.views.removeAll { !cameras.contains($0.camera) }
+                session.webrtc.removeAll { !cameras.contains($0.camera) }
+            }
+            return json(session)
+        }
         router.get("devices") { _, _ in json(["devices": service.inputDocuments]) }
         addRecordingRoutes(to: router, service: service)
         addPhotoRoutes(to: router, service: service)

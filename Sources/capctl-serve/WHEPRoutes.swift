@@ -25,6 +25,10 @@ extension ServiceRouter {
         }
         router.delete("whep/:viewer") { _, context in
             let viewer = try parameter("viewer", context)
+            // Only a credential (or link) of the viewer's camera may end it: viewers' ids are listed in GET /session.
+            if let camera = service.sessionDocument.webrtc.first(where: { $0.id == viewer })?.camera {
+                try context.requireCamera(camera, service: service)
+            }
             try await offload { try service.endWebRTCView(viewer) }
             return Response(status: .ok)
         }

@@ -132,6 +132,8 @@ import Testing
         }
         let short = try link(#"{"camera": "0", "seconds": 3}"#)
         let long = try link(#"{"camera": "0", "seconds": 600}"#)
+        // A live view opened with the short link ends when the link does (curl's 20 s do not run out).
+        let ending = try service.start("GET", "/stream.mjpg?camera=0&width=160&fps=5&link=\(short)", streamFor: 20)
         // A credential of camera 0 makes links of camera 0 only.
         #expect(try service.request("POST", "/view-links", json: #"{"camera": "1"}"#, headers: access.bearer("viewer-0")).status == 403)
 
@@ -142,8 +144,10 @@ import Testing
         let page = try service.request("GET", "/access?link=\(short)")
         #expect(page.json["role"] as? String == "view" && page.json["cameras"] as? [String] == ["0"], "\(page.text)")
 
-        // Another camera, a changed byte anywhere, an operation links do not stand for.
+        // Another camera, given alone or after this one; a changed byte anywhere; an operation links do not stand for.
         #expect(try service.request("GET", "/snapshot.jpg?camera=1&link=\(short)").status == 401)
+        #expect(try service.request("GET", "/snapshot.jpg?camera=0&camera=1&link=\(short)").status == 400)
+        #expect(try service.request("GET", "/snapshot.jpg?camera=0&camera=1", headers: access.bearer("viewer-0")).status == 400)
         for index in [short.index(short.startIndex, offsetBy: 8), short.index(before: short.endIndex)] {
             var changed = short
             changed.replaceSubrange(index...index, with: short[index] == "A" ? "B" : "A")
@@ -161,6 +165,22 @@ import Testing
         while Int(Date().timeIntervalSince1970) < expires + 1 { Thread.sleep(forTimeInterval: 0.2) }
         let expired = try service.request("GET", "/snapshot.jpg?camera=0&link=\(short)")
         #expect(expired.status == 401 && (expired.json["error"] as? String ?? "").contains("expired"), "\(expired.text)")
+        // The page is still served for an expired link (it says the link has ended), and the view opened with it ended.
+        #expect(try service.request("GET", "/?link=\(short)").status == 200)
+        let ended = try ending.response()
+        #expect(ended.status == 200 && ended.endedByServer && ended.text.contains("Content-Type: image/jpeg"), "the view outlived its link")
+        // A credential of camera 0 sees camera 0's views alone in the session.
+        let other = try service.start("GET", "/stream.mjpg?camera=1&width=160&fps=5", headers: access.bearer("viewer"), streamFor: 3)
+        var seen: [String] = []
+        for _ in 0..<50 where seen.isEmpty {
+            let session = try service.request("GET", "/session", headers: access.bearer("viewer"))
+            seen = (session.json["views"] as? [[String: Any]] ?? []).compactMap { $0["camera"] as? String }
+            if seen.isEmpty { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(seen == ["1"])
+        let scoped = try service.request("GET", "/session", headers: access.bearer("viewer-0"))
+        #expect((scoped.json["views"] as? [[String: Any]])?.isEmpty == true, "\(scoped.text)")
+        _ = try other.response()
         #expect(try service.request("GET", "/snapshot.jpg?camera=0&link=\(long)").status == 200)
 
         // A new key, read on SIGHUP, ends every link.
@@ -278,5 +298,14 @@ import Testing
         // Beyond loopback, credentials are needed (nothing here listens beyond loopback: only the refusal is tried).
         let bare = try CapctlRun.run(["serve", "--listen", "0.0.0.0:0", "--dir", scratch.path])
         #expect(bare.status == 64 && bare.stderr.contains("--access-file"), "\(bare.stderr)")
+        // A file of secrets inside the folder the service serves files from is refused.
+        let inside = try CapctlRun.run(["serve", "--video", "test-pattern", "--listen", "127.0.0.1:0", "--dir", access.folder,
+                                        "--access-file", access.accessFile])
+        #expect(inside.status == 64 && inside.stderr.contains("inside --dir"), "\(inside.stderr)")
+        let keyInside = try CapctlRun.run(["serve", "--video", "test-pattern", "--listen", "127.0.0.1:0", "--dir", scratch.path,
+                                           "--link-key-file", scratch.path + "/link.key"])
+        #expect(keyInside.status == 64 && !FileManager.default.fileExists(atPath: scratch.path + "/link.key"), "\(keyInside.stderr)")
+        let padded = try CapctlRun.run(["serve", "--access-file", access.accessFile, "--add-credential", "y", "--role", "view", "--credential-camera", "01"])
+        #expect(padded.status == 64 && padded.stderr.contains("--credential-camera"), "\(padded.stderr)")
     }
 }

@@ -156,7 +156,8 @@ final class PendingRequest {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let data = (try? Data(contentsOf: URL(fileURLWithPath: scratch + ".body"))) ?? Data()
-        return ServiceResponse(status: status, headers: headers, body: data, httpVersion: written.count > 1 ? String(written[1]) : "")
+        return ServiceResponse(status: status, headers: headers, body: data, httpVersion: written.count > 1 ? String(written[1]) : "",
+                               endedByServer: process.terminationStatus == 0)
     }
 }
 
@@ -168,6 +169,8 @@ struct ServiceResponse {
     let body: Data
     /// The HTTP version curl used: `1.1` or `2`.
     var httpVersion = ""
+    /// Whether the answer ended before the time curl was given ran out (an endless one did not).
+    var endedByServer = true
 
     var text: String { String(decoding: body, as: UTF8.self) }
 

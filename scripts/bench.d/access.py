@@ -42,7 +42,10 @@ def run(command, **kwargs):
 class Service:
     def __init__(self, capctl, arguments, folder):
         self.out = open(os.path.join(folder, "service.out"), "w+")
-        self.process = subprocess.Popen([capctl, "serve", "--listen", "127.0.0.1:0", "--dir", folder,
+        # The files of secrets stay outside the folder the service serves (it refuses them there).
+        served = os.path.join(folder, "served")
+        os.makedirs(served, exist_ok=True)
+        self.process = subprocess.Popen([capctl, "serve", "--listen", "127.0.0.1:0", "--dir", served,
                                          "--access-log", "/dev/null", *arguments],
                                         stdout=self.out, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30

@@ -57,6 +57,9 @@ struct AccessOptions: ParsableArguments {
         if addCredential != nil && role == nil {
             throw ValidationError("--add-credential needs --role view, record, control or admin")
         }
+        for camera in credentialCamera where Int(camera).map({ $0 < 0 || String($0) != camera }) ?? true {
+            throw ValidationError("--credential-camera \(camera) is not a device id; give a number GET /devices lists, such as 0")
+        }
         if addCredential == nil && (role != nil || !credentialCamera.isEmpty) {
             throw ValidationError("--role and --credential-camera describe the credential --add-credential NAME makes; add that option")
         }

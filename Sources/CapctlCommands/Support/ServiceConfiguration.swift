@@ -64,6 +64,10 @@ package struct ServiceConfiguration: Sendable {
         // A credential action changes a file and exits: it writes no recording, and may run anywhere.
         folder = accessFileChange == nil ? try Self.folder(command.dir) : command.dir
         token = try command.tokenFile.map(Self.token)
+        if accessFileChange == nil {
+            try Self.keepOutOfFolder(folder, [("--token-file", command.tokenFile), ("--access-file", accessFilePath),
+                                              ("--link-key-file", linkKeyPath), ("--tls-key", command.access.tlsKey)])
+        }
         webRTC = WebRTCSettings(options: command.webRTC, listen: command.listen)
     }
 
@@ -84,6 +88,23 @@ package struct ServiceConfiguration: Sendable {
             throw CommandFailure("--dir \(path): not writable (\(error.reason))", status: .cannotCreate)
         }
         return folder
+    }
+
+    /// Refuses a file of secrets inside the folder, whose files the service serves to a `record` credential.
+    private static func keepOutOfFolder(_ folder: String, _ files: [(option: String, path: String?)]) throws {
+        for (option, path) in files {
+            guard let path else { continue }
+            // The file may not exist yet (a link key made at start): its folder, resolved, and its name.
+            let slash = path.lastIndex(of: "/")
+            let parent = slash.map { String(path[..<$0]) } ?? "."
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            guard let resolved = try? Posix.realpath(parent.isEmpty ? "/" : parent) else { continue }
+            let full = (resolved == "/" ? "" : resolved) + "/" + name
+            if full.hasPrefix(folder == "/" ? "/" : folder + "/") {
+                throw CommandFailure("\(option) \(path) is inside --dir \(folder), whose files the service serves: keep it elsewhere, such as /var/lib/capctl beside the recordings folder",
+                                     status: .usage)
+            }
+        }
     }
 
     /// The token in `path`: a file only its owner can read (mode 0600 or

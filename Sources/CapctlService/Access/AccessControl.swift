@@ -64,10 +64,26 @@ package final class AccessControl: Sendable {
 
     /// The grant of a view link: `view`, its camera only, until it expires.
     package func grant(link: some StringProtocol, now: Int = AccessControl.now()) -> Result<AccessGrant, AccessRefusal> {
-        let key = SymmetricKey(data: state.withLock { $0.linkKey })
-        return ViewLink.verify(link, key: key, now: now).map {
-            AccessGrant(name: "view-link", role: .view, cameras: [$0.camera], expires: $0.expires)
+        let bytes = state.withLock { $0.linkKey }
+        return ViewLink.verify(link, key: SymmetricKey(data: bytes), now: now).map {
+            AccessGrant(name: "view-link", role: .view, cameras: [$0.camera], expires: $0.expires, source: .link(keyHash: Self.keyHash(bytes)))
         }
+    }
+
+    /// Whether a grant still holds: its credential is still in the access file as it was, or its
+    /// link has not expired and its key is still the service's. An answer that goes on (a live view,
+    /// the events) ends when it no longer does.
+    package func isValid(_ grant: AccessGrant, now: Int = AccessControl.now()) -> Bool {
+        if let expires = grant.expires, now >= expires { return false }
+        switch grant.source {
+        case .open: return true
+        case .credential(let hash): return state.withLock { $0.credentials[hash] } == grant
+        case .link(let keyHash): return Self.keyHash(state.withLock { $0.linkKey }) == keyHash
+        }
+    }
+
+    private static func keyHash(_ key: [UInt8]) -> String {
+        Hex.encode(SHA256.hash(data: key))
     }
 
     /// A view link's text for `camera`, valid for `seconds`.
@@ -101,12 +117,14 @@ package final class AccessControl: Sendable {
         var credentials: [String: AccessGrant] = [:]
         if let path = settings.accessFilePath {
             for credential in try AccessFile.load(path).credentials {
-                credentials[credential.sha256.lowercased()] = AccessGrant(name: credential.name, role: credential.role,
-                                                                         cameras: credential.cameras.map(Set.init))
+                let hash = credential.sha256.lowercased()
+                credentials[hash] = AccessGrant(name: credential.name, role: credential.role, cameras: credential.cameras.map(Set.init),
+                                                source: .credential(hash: hash))
             }
         }
         if let token = settings.token {
-            credentials[CredentialSecret.hash(token)] = AccessGrant(name: "token-file", role: .admin, cameras: nil)
+            let hash = CredentialSecret.hash(token)
+            credentials[hash] = AccessGrant(name: "token-file", role: .admin, cameras: nil, source: .credential(hash: hash))
         }
         return credentials
     }

@@ -9,12 +9,22 @@ package struct AccessGrant: Sendable, Equatable {
     package let cameras: Set<String>?
     /// When a view link ends, in seconds since 1970; nil for a credential.
     package let expires: Int?
+    /// What keeps it valid: the credential's hash, or the key that signed the link (by its hash).
+    package let source: Source
 
-    package init(name: String, role: AccessRole, cameras: Set<String>?, expires: Int? = nil) {
+    package enum Source: Sendable, Equatable {
+        /// No credential is needed (or the public page): it never ends.
+        case open
+        case credential(hash: String)
+        case link(keyHash: String)
+    }
+
+    package init(name: String, role: AccessRole, cameras: Set<String>?, expires: Int? = nil, source: Source = .open) {
         self.name = name
         self.role = role
         self.cameras = cameras
         self.expires = expires
+        self.source = source
     }
 
     /// What a service with neither a token file nor an access file grants every request (loopback only).

@@ -18,6 +18,12 @@ package struct OperationAccess: Sendable, Equatable {
         /// The camera of a key of the JSON body, the first camera when it is left out; the handler checks it.
         case body(String)
 
+        /// The query parameter that names the camera, if the query does.
+        package var queryParameter: String? {
+            if case .query(let name) = self { return name }
+            return nil
+        }
+
         /// `none`, `every`, `path:NAME`, `query:NAME` or `body:NAME`, as the document writes it.
         package init?(_ text: String) {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)

@@ -40,6 +40,8 @@ package enum PrivateFile {
     package static func write(_ bytes: [UInt8], to path: String, option: String) throws {
         let temporary = path + ".new-\(getpid())"
         let existing = try? Posix.stat(path)
+        // One left by a writer of this PID that crashed before its rename.
+        try? Posix.unlink(temporary)
         do throws(SystemCallError) {
             let descriptor = try Posix.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
             do throws(SystemCallError) {
