@@ -50,6 +50,13 @@ package struct OperationAccess: Sendable, Equatable {
     package let isPublic: Bool
     /// Whether the template's last parameter takes the rest of the path, slashes and all (`/files/{name}`: `/files/a/b.mp4`).
     package let lastParameterTakesRest: Bool
+    /// The template's segments, split once: each request is matched against every operation.
+    private let segments: [Segment]
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
 
     package init(operationID: String, method: String, path: String, role: AccessRole, cameras: Cameras,
                  acceptsViewLink: Bool, isPublic: Bool, lastParameterTakesRest: Bool = false) {
@@ -61,22 +68,27 @@ package struct OperationAccess: Sendable, Equatable {
         self.acceptsViewLink = acceptsViewLink
         self.isPublic = isPublic
         self.lastParameterTakesRest = lastParameterTakesRest
+        segments = path.split(separator: "/").map { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
     }
 
     /// The values of the path template's parameters in `path`, or nil when it does not match.
     package func match(_ requestPath: Substring) -> [String: Substring]? {
-        let template = path.split(separator: "/")
-        let parts = requestPath.split(separator: "/")
-        guard template.count == parts.count || (lastParameterTakesRest && parts.count > template.count) else { return nil }
+        match(requestPath, parts: requestPath.split(separator: "/"))
+    }
+
+    fileprivate func match(_ requestPath: Substring, parts: [Substring]) -> [String: Substring]? {
+        guard segments.count == parts.count || (lastParameterTakesRest && parts.count > segments.count) else { return nil }
         var values: [String: Substring] = [:]
-        for (index, pattern) in template.enumerated() {
+        for (index, segment) in segments.enumerated() {
             let part = parts[index]
-            if pattern.hasPrefix("{"), pattern.hasSuffix("}") {
-                let isLast = index == template.count - 1
-                values[String(pattern.dropFirst().dropLast())] = isLast && lastParameterTakesRest
-                    ? requestPath[part.startIndex..<parts[parts.count - 1].endIndex] : part
-            } else if pattern != part {
-                return nil
+            switch segment {
+            case .literal(let text):
+                guard part == text else { return nil }
+            case .parameter(let name):
+                let isLast = index == segments.count - 1
+                values[name] = isLast && lastParameterTakesRest ? requestPath[part.startIndex..<parts[parts.count - 1].endIndex] : part
             }
         }
         return values
@@ -87,8 +99,9 @@ extension Array where Element == OperationAccess {
     /// The operation a request is for, with its path parameters; nil when the API has none
     /// (the router then answers 404 or 405). HEAD is GET's where the document has no HEAD.
     package func operation(method: String, path: Substring) -> (OperationAccess, [String: Substring])? {
+        let parts = path.split(separator: "/")
         for operation in self where operation.method == method {
-            if let values = operation.match(path) { return (operation, values) }
+            if let values = operation.match(path, parts: parts) { return (operation, values) }
         }
         if method == "HEAD" { return operation(method: "GET", path: path) }
         return nil
