@@ -110,25 +110,8 @@ package struct ServiceConfiguration: Sendable {
     /// The token in `path`: a file only its owner can read (mode 0600 or
     /// stricter), holding one line of at least 16 characters.
     private static func token(_ path: String) throws -> String {
-        let descriptor: Int32
-        do throws(SystemCallError) {
-            descriptor = try Posix.open(path, O_RDONLY | O_CLOEXEC)
-        } catch {
-            throw CommandFailure("--token-file \(path): \(error.reason)", status: .noInput)
-        }
-        defer { try? Posix.close(descriptor, path: path) }
-        guard let info = try? Posix.fstat(descriptor, path: path), (info.st_mode & S_IFMT) == S_IFREG else {
-            throw CommandFailure("--token-file \(path): not a regular file", status: .usage)
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            let mode = String(info.st_mode & 0o777, radix: 8)
-            throw CommandFailure("--token-file \(path) has mode \(mode): others could read the token; chmod 600 \(path)", status: .usage)
-        }
-        let bytes: [UInt8]
-        do throws(SystemCallError) {
-            bytes = try Posix.read(descriptor, upTo: 65536, path: path)
-        } catch {
-            throw CommandFailure("--token-file \(path): \(error.reason)", status: .noInput)
+        guard let bytes = try PrivateFile.read(path, option: "--token-file") else {
+            throw CommandFailure("--token-file \(path): \(SystemCallError(call: "open", errno: ENOENT).reason)", status: .noInput)
         }
         let text = String(decoding: bytes, as: UTF8.self)
         let token = String(text.split(whereSeparator: \.isNewline).first ?? "").trimmingWhitespace()

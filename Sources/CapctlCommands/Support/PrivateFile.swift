@@ -1,11 +1,10 @@
-import CapctlCommands
 import CaptureKit
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Files that hold what only the service's owner may read (the access file, the
-/// view-link key): read only when no one else can read them, written whole
+/// Files that hold what only the service's owner may read (the token file, the access
+/// file, the view-link key): read only when no one else can read them, written whole
 /// (a new file of mode 0600 renamed over the old one), never half.
 package enum PrivateFile {
     /// The file's bytes, if it exists and only its owner can read it; nil when there is no such file.
