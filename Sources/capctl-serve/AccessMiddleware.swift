@@ -42,15 +42,14 @@ struct AccessMiddleware: RouterMiddleware {
 
     private func grant(_ request: Request, _ operation: OperationAccess) throws -> AccessGrant {
         guard access.requiresCredentials else { return .anyone }
+        // The page is the same for everyone: a link or secret it carries is checked by the requests
+        // it makes, so that an expired link still gets the page, which says so.
+        if operation.isPublic { return AccessGrant(name: "anyone", role: .view, cameras: []) }
         let link = request.uri.queryParameters["link"]
         let secret = Self.secret(request)
         let result: Result<AccessGrant, AccessRefusal>
         if let secret {
             result = access.grant(secret: secret)
-        } else if operation.isPublic {
-            // The page is the same for everyone: a link it carries is checked by the requests it makes,
-            // so that an expired one still gets the page, which says so.
-            return AccessGrant(name: "anyone", role: .view, cameras: [])
         } else if let link, operation.acceptsViewLink {
             result = access.grant(link: link)
         } else {
