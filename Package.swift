@@ -161,6 +161,7 @@ let package = Package(
                 "capctl-serve",
                 "CapctlService",
                 "CapctlCommands",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

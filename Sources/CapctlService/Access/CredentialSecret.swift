@@ -31,11 +31,14 @@ package enum Base64URL {
             .replacing("=", with: "")
     }
 
+    /// The bytes of `text`, which must be their one encoding: a last character whose unused bits
+    /// are not zero (another text for the same bytes) is refused, so that no two texts pass as one.
     package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         var base64 = String(text).replacing("-", with: "+").replacing("_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map(Array.init)
+        guard let bytes = Data(base64Encoded: base64).map(Array.init), encode(bytes) == text else { return nil }
+        return bytes
     }
 }
 
