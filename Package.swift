@@ -20,9 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
-        // HTTPS for capctl-serve (Hummingbird's TLS and HTTP/2 products build on them).
+        // HTTPS for capctl-serve (Hummingbird's TLS product builds on it; its HTTP/2 on swift-nio-http2).
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
         // SHA-256 of credentials and HMAC of view links, in the service only. Version 4: it
         // builds on FoundationEssentials where 3 imports Foundation, whose ICU tripled
         // capctl-serve (27 to 77 MB).

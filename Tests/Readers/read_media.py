@@ -268,6 +268,11 @@ def read_gst(path, family, push):
     if mode != ('push' if push else 'pull'):
         warnings.append(f'{demux.get_name()} ran in {mode} mode')
     ok, duration = pipeline.query_duration(Gst.Format.TIME)
+    if push and family == 'ts':
+        # tsdemux behind a queue cannot seek to the last PCR: its duration is the file's size
+        # over the byte rate it saw, an estimate (4.096 s for a 4 s file written in bursts by a
+        # process that was stopped), not a fact of the file; pull mode reads the last PCR.
+        ok = False
     pipeline.set_state(Gst.State.NULL)
     with lock:
         found = {kind: c.report() for kind, c in counters.items()}
