@@ -3,22 +3,19 @@ import Foundation
 /// A test certificate authority and a server certificate for 127.0.0.1 it signed,
 /// made with openssl in a folder of their own; `renew()` signs a new server certificate.
 final class TestCertificates {
-    let folder: String
+    private let scratch: ServiceSecurityFixture.Scratch
+    var folder: String { scratch.path }
     var caFile: String { folder + "/ca.pem" }
     var certificateFile: String { folder + "/server.pem" }
     var keyFile: String { folder + "/server.key" }
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/capctl-tls-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        folder = String(cString: made)
+        scratch = try ServiceSecurityFixture.Scratch()
         try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", folder + "/ca.key",
                      "-out", caFile, "-days", "2", "-subj", "/CN=capctl test CA"])
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: folder + "/ext"))
         try renew()
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     /// Signs a new key's certificate into the server files; answers its serial number.
     @discardableResult
@@ -36,7 +33,7 @@ final class TestCertificates {
 
     /// The base64 SHA-256 of the server certificate's public key, as Chromium's --ignore-certificate-errors-spki-list takes it.
     func spki() throws -> String {
-        try run("/bin/sh", ["-c", "openssl x509 -pubkey -noout -in '\(certificateFile)' | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
+        try tool("sh", ["-c", "openssl x509 -pubkey -noout -in '\(certificateFile)' | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -47,7 +44,7 @@ final class TestCertificates {
     /// The serial number of the certificate a new TLS connection to `port` is given, and the protocol ALPN chose.
     func served(port: Int) throws -> (serial: String, alpn: String) {
         let pem = folder + "/served.pem"
-        let handshake = try run("/bin/sh", ["-c", "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(caFile) -alpn h2,http/1.1 </dev/null 2>/dev/null"])
+        let handshake = try tool("sh", ["-c", "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(caFile) -alpn h2,http/1.1 </dev/null 2>/dev/null"])
         guard let begin = handshake.range(of: "-----BEGIN CERTIFICATE-----"), let end = handshake.range(of: "-----END CERTIFICATE-----") else {
             throw CocoaError(.fileReadCorruptFile)
         }
@@ -58,36 +55,28 @@ final class TestCertificates {
 
     @discardableResult
     private func openssl(_ arguments: [String]) throws -> String {
-        try run("/usr/bin/env", ["openssl"] + arguments)
+        try tool("openssl", arguments)
     }
 
-    private func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ServiceFixtureError.requestFailed("openssl \(arguments.first ?? "")", process.terminationStatus) }
-        return String(decoding: data, as: UTF8.self)
+    /// What `runTool` printed on stdout, or an error when it failed.
+    private func tool(_ name: String, _ arguments: [String]) throws -> String {
+        let result = try runTool(name, arguments)
+        guard result.status == 0 else { throw ServiceFixtureError.requestFailed("\(name) \(arguments.first ?? "")", result.status) }
+        return result.stdout
     }
 }
 
 /// An access file of credentials, made with `capctl serve --add-credential`, and their secrets.
 final class TestCredentials {
-    let folder: String
+    private let scratch: ServiceSecurityFixture.Scratch
+    var folder: String { scratch.path }
     var accessFile: String { folder + "/access.json" }
     var linkKeyFile: String { folder + "/link.key" }
     /// Secrets by credential name.
     private(set) var secrets: [String: String] = [:]
 
     init(_ credentials: [(name: String, role: String, cameras: [String])]) throws {
-        var template = Array((NSTemporaryDirectory() + "/capctl-access-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        folder = String(cString: made)
+        scratch = try ServiceSecurityFixture.Scratch()
         for credential in credentials {
             let made = try CapctlRun.run(["serve", "--access-file", accessFile, "--add-credential", credential.name, "--role", credential.role]
                 + credential.cameras.flatMap { ["--credential-camera", $0] })
@@ -96,8 +85,6 @@ final class TestCredentials {
             secrets[credential.name] = String(lines[0])
         }
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     func bearer(_ name: String) -> [String: String] { ["Authorization": "Bearer \(secrets[name]!)"] }
 }

@@ -40,15 +40,6 @@ runs=${1:-3}
 seconds=${2:-10}
 viewers=${3:-20}
 glass=${4:-20}
-scratch=${BENCH_SCRATCH:-.build-bench}
-if [[ ${CAPCTL_BENCH_DEBUG:-} == 1 ]]; then
-  swift build --product capctl-serve >&2
-  swift build --product capctl >&2
-  bin=.build/debug
-else
-  echo "building capctl and capctl-serve (release)..." >&2
-  swift build -c release --product capctl --scratch-path "$scratch" >&2
-  swift build -c release --product capctl-serve --scratch-path "$scratch" >&2
-  bin=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
-fi
+source scripts/bench.d/common.bash
+bin=$(service_binaries)
 exec python3 scripts/bench.d/webrtc.py --capctl "$bin/capctl" --runs "$runs" --seconds "$seconds" --viewers "$viewers" --glass-seconds "$glass"
